@@ -1,0 +1,63 @@
+/* The internal vtable every GPU backend fills. The front-end (src/) validates
+ * all arguments before calling a slot, so slots may assume valid input.
+ * Each slot's type is declared once here and backends declare their
+ * functions with it (static kp_backend_init_fn cuda_init;), so a prototype
+ * cannot drift from the table. */
+#ifndef KP_BACKEND_H
+#define KP_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kernelpack/core.h"
+#include "kernelpack/device.h"
+#include "module_desc.h"
+
+/* Native handles are opaque to the front-end: `dev` is what device_open
+ * returned; stream NULL means the device's default stream. */
+#define KP_BACKEND_SLOTS(X)                                                                   \
+    X(kp_status, init, (void))                                                                \
+    X(kp_status, device_count, (int *count))                                                  \
+    X(kp_status, device_open, (int ordinal, void **dev, kp_device_info *info))                \
+    X(void, device_close, (void *dev))                                                        \
+    X(kp_status, device_synchronize, (void *dev))                                             \
+    X(kp_status, mem_alloc, (void *dev, size_t bytes, void **ptr))                            \
+    X(void, mem_free, (void *dev, void *ptr))                                                 \
+    X(kp_status, memcpy_h2d, (void *dev, void *stream, void *dst, const void *src, size_t n)) \
+    X(kp_status, memcpy_d2h, (void *dev, void *stream, void *dst, const void *src, size_t n)) \
+    X(kp_status, memcpy_d2d, (void *dev, void *stream, void *dst, const void *src, size_t n)) \
+    X(kp_status, memset_d8, (void *dev, void *stream, void *dst, uint8_t value, size_t n))    \
+    X(kp_status, stream_create, (void *dev, void **stream))                                   \
+    X(void, stream_destroy, (void *dev, void *stream))                                        \
+    X(kp_status, stream_synchronize, (void *dev, void *stream))                               \
+    X(kp_status, event_create, (void *dev, void **event))                                     \
+    X(void, event_destroy, (void *dev, void *event))                                          \
+    X(kp_status, event_record, (void *dev, void *event, void *stream))                        \
+    X(kp_status, event_synchronize, (void *dev, void *event))                                 \
+    X(kp_status, event_elapsed_ms, (void *dev, void *start, void *end, float *ms))            \
+    X(kp_status, module_load, (void *dev, const struct kp_code_object *code, void **module))  \
+    X(void, module_unload, (void *dev, void *module))                                         \
+    X(kp_status, module_function, (void *dev, void *module, const char *name, void **fn))    \
+    X(kp_status, launch, (void *dev, void *fn, const struct kp_launch_dims *dims,            \
+                          void *stream, void **args))
+
+struct kp_launch_dims {
+    unsigned grid[3];
+    unsigned block[3];
+    unsigned shared_bytes;
+};
+
+#define KP_BACKEND_SLOT_TYPE(ret, name, params) typedef ret kp_backend_##name##_fn params;
+KP_BACKEND_SLOTS(KP_BACKEND_SLOT_TYPE)
+#undef KP_BACKEND_SLOT_TYPE
+
+struct kp_backend {
+    const char *name;
+#define KP_BACKEND_SLOT_MEMBER(ret, name, params) kp_backend_##name##_fn *name;
+    KP_BACKEND_SLOTS(KP_BACKEND_SLOT_MEMBER)
+#undef KP_BACKEND_SLOT_MEMBER
+};
+
+/* The backend this library was built with. */
+extern const struct kp_backend kp_backend_builtin;
+
+#endif

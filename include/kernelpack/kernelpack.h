@@ -1,0 +1,11 @@
+/* kernelpack: GPU tensor kernels for CUDA and ROCm behind one C API. */
+#ifndef KERNELPACK_H
+#define KERNELPACK_H
+
+#include "core.h"
+#include "device.h"
+#include "tensor.h"
+#include "ops.h"
+#include "modules.h"
+
+#endif

@@ -1,0 +1,93 @@
+// The only vendor-specific lines of the kernel sources: includes, 16-bit
+// float conversions, the wave size. Everything else is shared CUDA/HIP C++.
+#pragma once
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#define KP_HIP 1
+#else
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define KP_HIP 0
+#endif
+
+#include <stdint.h>
+#include "kp_kernel_abi.h"
+
+#define KP_KERNEL extern "C" __global__
+#define KP_DEVICE __device__ __forceinline__
+
+// Wave (warp) size at compile time. Kernels never write 32 for it.
+#if KP_HIP
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+#define KP_WAVE_SIZE __AMDGCN_WAVEFRONT_SIZE
+#elif defined(__GFX9__) || defined(__GFX8__)
+#define KP_WAVE_SIZE 64
+#else
+#define KP_WAVE_SIZE 32
+#endif
+#else
+#define KP_WAVE_SIZE 32
+#endif
+
+typedef unsigned long long kp_idx;  // 64-bit element index everywhere
+
+// 16-bit floats travel as raw bits; math happens in f32.
+struct kp_f16 { uint16_t bits; };
+struct kp_bf16 { uint16_t bits; };
+
+KP_DEVICE float kp_f16_to_f32(kp_f16 h) {
+    return __half2float(__ushort_as_half(h.bits));
+}
+KP_DEVICE kp_f16 kp_f32_to_f16(float f) {
+    kp_f16 h;
+    h.bits = __half_as_ushort(__float2half_rn(f));
+    return h;
+}
+KP_DEVICE float kp_bf16_to_f32(kp_bf16 b) {
+    return __uint_as_float((uint32_t)b.bits << 16);
+}
+// Round to nearest even; NaN stays a (quiet) NaN.
+KP_DEVICE kp_bf16 kp_f32_to_bf16(float f) {
+    uint32_t u = __float_as_uint(f);
+    kp_bf16 b;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        b.bits = (uint16_t)((u >> 16) | 0x40u);
+    } else {
+        u += 0x7fffu + ((u >> 16) & 1u);
+        b.bits = (uint16_t)(u >> 16);
+    }
+    return b;
+}
+
+// Load/store any element type through its compute type.
+template <typename T> struct kp_compute { typedef T type; };
+template <> struct kp_compute<kp_f16> { typedef float type; };
+template <> struct kp_compute<kp_bf16> { typedef float type; };
+template <> struct kp_compute<uint8_t> { typedef uint32_t type; };
+
+template <typename T> KP_DEVICE typename kp_compute<T>::type kp_load(T v) { return v; }
+KP_DEVICE float kp_load(kp_f16 v) { return kp_f16_to_f32(v); }
+KP_DEVICE float kp_load(kp_bf16 v) { return kp_bf16_to_f32(v); }
+
+template <typename T> KP_DEVICE T kp_store(typename kp_compute<T>::type v) { return (T)v; }
+template <> KP_DEVICE kp_f16 kp_store<kp_f16>(float v) { return kp_f32_to_f16(v); }
+template <> KP_DEVICE kp_bf16 kp_store<kp_bf16>(float v) { return kp_f32_to_bf16(v); }
+
+// Expands X(suffix, type) once per element dtype.
+#define KP_FOR_EACH_DTYPE(X) \
+    X(f32, float)            \
+    X(f64, double)           \
+    X(f16, kp_f16)           \
+    X(bf16, kp_bf16)         \
+    X(u8, uint8_t)           \
+    X(u32, uint32_t)         \
+    X(i64, int64_t)
+
+// Expands X(suffix, type) once per element size (for ops that move bits).
+#define KP_FOR_EACH_SIZE(X) \
+    X(x8, uint8_t)          \
+    X(x16, uint16_t)        \
+    X(x32, uint32_t)        \
+    X(x64, uint64_t)

@@ -1,0 +1,122 @@
+/* Private declarations shared by the front-end files. */
+#ifndef KP_INTERNAL_H
+#define KP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "kernelpack/kernelpack.h"
+#include "backend.h"
+#include "kp_kernel_abi.h"
+#include "module_desc.h"
+
+#if defined(__GNUC__)
+#define KP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define KP_PRINTF(a, b)
+#endif
+
+/* ---- errors and logging (error.c) */
+/* Records `status` with a formatted detail message for this thread, logs it,
+ * and returns status, so callers write `return kp_fail(...)`. */
+kp_status kp_fail(kp_status status, const char *fmt, ...) KP_PRINTF(2, 3);
+void kp_log(kp_log_level level, const char *fmt, ...) KP_PRINTF(2, 3);
+
+/* ---- backend (backend_select.c) */
+/* The active backend after a successful one-time init, or NULL with the
+ * init failure recorded as this thread's error (*status set). */
+const struct kp_backend *kp_backend_get(kp_status *status);
+/* Tests only: use `backend` instead of the built one (NULL restores it). */
+void kp_backend_override(const struct kp_backend *backend);
+
+/* ---- objects */
+struct kp_module_slot {
+    atomic_int ready;    /* 1 once module and functions are valid */
+    void *module;
+    void **functions;    /* one per descriptor kernel, same order */
+};
+
+struct kp_device {
+    const struct kp_backend *be;
+    void *native;
+    kp_device_info info;
+    pthread_mutex_t cache_lock;
+    struct kp_module_slot modules[KP_MODULE_COUNT];
+};
+
+struct kp_buffer {
+    kp_device *device;
+    void *ptr;
+    size_t size;
+    bool owned;
+};
+
+struct kp_stream {
+    kp_device *device;
+    void *native;
+};
+
+struct kp_event {
+    kp_device *device;
+    void *native;
+};
+
+/* ---- code object selection (arch_select.c) */
+/* True if `obj` can run on a device whose arch string is `arch`
+ * ("sm_90", "gfx90a:sramecc+:xnack-"). */
+bool kp_code_object_runs_on(const struct kp_code_object *obj, const char *arch);
+/* The first code object of `desc` that runs on `arch`, or NULL. */
+const struct kp_code_object *kp_select_code_object(const struct kp_module_desc *desc,
+                                                   const char *arch);
+
+/* ---- module cache (module_cache.c) */
+/* The function handle of `kernel` in module `id` on `dev`, loading the module
+ * on first use (once per device, thread-safe). */
+kp_status kp_module_function(kp_device *dev, enum kp_module_id id, const char *kernel, void **fn);
+kp_status kp_module_load(kp_device *dev, enum kp_module_id id);
+void kp_module_cache_release(kp_device *dev);
+/* Index of `kernel` in desc->kernels, or -1. */
+long kp_module_kernel_index(const struct kp_module_desc *desc, const char *kernel);
+
+/* ---- launching (launch.c) */
+/* Grid for `items` independent work items in blocks of `block` threads,
+ * capped to what keeps every multiprocessor busy (grid-stride loops do the rest). */
+struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigned block);
+kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
+                    const struct kp_launch_dims *dims, void **args);
+
+/* ---- argument checks (validate.c) */
+#define KP_CHECK_NOT_NULL(p)                                                          \
+    do {                                                                              \
+        if (!(p)) return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", __func__, #p); \
+    } while (0)
+
+kp_status kp_check_stream(const char *fn, const kp_stream *stream);
+kp_status kp_check_buffer(const char *fn, const char *what, const kp_buffer *buf,
+                          const kp_device *dev);
+kp_status kp_check_dtype(const char *fn, const char *what, kp_dtype dtype);
+/* Checks a tensor argument fully: buffer on `dev`, dtype, rank, shape,
+ * strides, no overflow, every element inside the buffer. *numel receives the
+ * element count. */
+kp_status kp_check_tensor(const char *fn, const char *what, const kp_tensor *t,
+                          const kp_device *dev, uint64_t *numel);
+kp_status kp_check_same_shape(const char *fn, const kp_tensor *a, const kp_tensor *b);
+/* An output must not write one element twice (no stride-0 or overlapping dims). */
+kp_status kp_check_no_self_overlap(const char *fn, const char *what, const kp_tensor *t);
+/* dst and src must not overlap unless they are the very same view (if allowed). */
+kp_status kp_check_no_overlap(const char *fn, const kp_tensor *dst, const kp_tensor *src,
+                              bool same_view_ok);
+
+/* ---- layouts (layout.c) */
+bool kp_layout_is_contiguous(const kp_layout *l);
+/* Merges the dims of `count` same-shape layouts into `out` (dims of size 1
+ * dropped, neighbours merged where every operand allows). */
+void kp_layout_merge(int count, const kp_layout *const layouts[], struct kp_strided3 *out);
+/* Byte address of a tensor's first element. */
+void *kp_tensor_base(const kp_tensor *t);
+
+#endif

@@ -1,0 +1,116 @@
+/* kp_fill, kp_copy, kp_copy2d: launches of the fill module. These only move
+ * bits, so each dtype maps to the kernel for its element size. */
+#include <string.h>
+
+#include "kernel_families.h"
+
+kp_status kp_fill(kp_stream *stream, const kp_tensor *dst, const void *value)
+{
+    static const char fn[] = "kp_fill";
+    uint64_t n = 0;
+    kp_status st = kp_check_stream(fn, stream);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
+    if (st == KP_OK && !value)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: value is NULL", fn);
+    if (st != KP_OK || n == 0)
+        return st;
+
+    uint64_t bits = 0;  /* the element, widened to the largest kernel parameter */
+    memcpy(&bits, value, kp_dtype_size(dst->dtype));
+    void *y = kp_tensor_base(dst);
+    kp_device *dev = stream->device;
+    if (kp_layout_is_contiguous(&dst->layout)) {
+        struct kp_launch_dims dims = kp_launch_1d(dev, (n + 3) / 4, 256);
+        void *args[] = {&n, &y, &bits};
+        return kp_launch_family(stream, KP_KF_FILL, dst->dtype, &dims, args);
+    }
+    struct kp_strided3 layout;
+    const kp_layout *layouts[] = {&dst->layout};
+    kp_layout_merge(1, layouts, &layout);
+    struct kp_launch_dims dims = kp_launch_1d(dev, n, 256);
+    void *args[] = {&n, &layout, &y, &bits};
+    return kp_launch_family(stream, KP_KF_FILL_STRIDED, dst->dtype, &dims, args);
+}
+
+static kp_status launch_copy2d(kp_stream *stream, kp_dtype dtype, void *y, uint64_t y_stride,
+                               const void *x, uint64_t x_stride, uint64_t rows, uint64_t cols)
+{
+    struct kp_launch_dims dims = kp_launch_1d(stream->device, (cols + 3) / 4, 256);
+    /* Rows go to grid.y; keep the total grid near what fills the device. */
+    uint64_t per_row = dims.grid[0];
+    uint64_t ry = rows < 65535 ? rows : 65535;
+    uint64_t cap = (uint64_t)stream->device->info.multiprocessors * 32;
+    if (ry * per_row > cap && cap / per_row >= 1)
+        ry = cap / per_row;
+    dims.grid[1] = (unsigned)(ry ? ry : 1);
+    void *args[] = {&rows, &cols, &x, &x_stride, &y, &y_stride};
+    return kp_launch_family(stream, KP_KF_COPY2D, dtype, &dims, args);
+}
+
+kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
+{
+    static const char fn[] = "kp_copy";
+    uint64_t n = 0, n_src = 0;
+    kp_status st = kp_check_stream(fn, stream);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    if (st == KP_OK && dst->dtype != src->dtype)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s (use a cast)", fn,
+                     kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    if (st == KP_OK)
+        st = kp_check_same_shape(fn, dst, src);
+    if (st != KP_OK || n == 0)
+        return st;
+    st = kp_check_no_self_overlap(fn, "dst", dst);
+    if (st == KP_OK)
+        st = kp_check_no_overlap(fn, dst, src, false);
+    if (st != KP_OK)
+        return st;
+
+    void *x = kp_tensor_base(src), *y = kp_tensor_base(dst);
+    kp_device *dev = stream->device;
+    size_t es = kp_dtype_size(dst->dtype);
+    if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&src->layout))
+        return dev->be->memcpy_d2d(dev->native, stream->native, y, x, n * es);
+    struct kp_strided3 layout;
+    const kp_layout *layouts[] = {&dst->layout, &src->layout};
+    kp_layout_merge(2, layouts, &layout);
+    if (layout.rank == 2 && layout.stride[0][1] == 1 && layout.stride[1][1] == 1)
+        return launch_copy2d(stream, dst->dtype, y, (uint64_t)layout.stride[0][0], x,
+                             (uint64_t)layout.stride[1][0], (uint64_t)layout.shape[0],
+                             (uint64_t)layout.shape[1]);
+    struct kp_launch_dims dims = kp_launch_1d(dev, n, 256);
+    void *args[] = {&n, &layout, &x, &y};
+    return kp_launch_family(stream, KP_KF_COPY_STRIDED, dst->dtype, &dims, args);
+}
+
+kp_status kp_copy2d(kp_stream *stream, kp_dtype dtype,
+                    kp_buffer *dst, size_t dst_offset, size_t dst_stride,
+                    const kp_buffer *src, size_t src_offset, size_t src_stride,
+                    size_t rows, size_t cols)
+{
+    static const char fn[] = "kp_copy2d";
+    if (rows > INT64_MAX || cols > INT64_MAX || dst_stride > INT64_MAX || src_stride > INT64_MAX ||
+        dst_offset > INT64_MAX || src_offset > INT64_MAX)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: a size or stride exceeds INT64_MAX", fn);
+    if (rows > 1 && (dst_stride < cols || src_stride < cols))
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: strides (dst %zu, src %zu) must be >= cols (%zu)",
+                       fn, dst_stride, src_stride, cols);
+    kp_tensor d = {dst, dtype, {2, {(int64_t)rows, (int64_t)cols}, {(int64_t)dst_stride, 1}, (int64_t)dst_offset}};
+    kp_tensor s = {(kp_buffer *)src, dtype, {2, {(int64_t)rows, (int64_t)cols}, {(int64_t)src_stride, 1}, (int64_t)src_offset}};
+    uint64_t n = 0;
+    kp_status st = kp_check_stream(fn, stream);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "dst", &d, stream->device, &n);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "src", &s, stream->device, &n);
+    if (st == KP_OK && n)
+        st = kp_check_no_overlap(fn, &d, &s, false);
+    if (st != KP_OK || n == 0)
+        return st;
+    return launch_copy2d(stream, dtype, kp_tensor_base(&d), dst_stride, kp_tensor_base(&s),
+                         src_stride, rows, cols);
+}

@@ -1,0 +1,47 @@
+#include <stdio.h>
+
+#include "kernel_families.h"
+
+const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
+    [KP_KF_AFFINE] = {KP_MODULE_AFFINE, "affine_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_AFFINE_STRIDED] = {KP_MODULE_AFFINE, "affine_strided_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_FILL] = {KP_MODULE_FILL, "fill_%s", KP_SUFFIX_SIZES},
+    [KP_KF_FILL_STRIDED] = {KP_MODULE_FILL, "fill_strided_%s", KP_SUFFIX_SIZES},
+    [KP_KF_COPY_STRIDED] = {KP_MODULE_FILL, "copy_strided_%s", KP_SUFFIX_SIZES},
+    [KP_KF_COPY2D] = {KP_MODULE_FILL, "copy2d_%s", KP_SUFFIX_SIZES},
+};
+
+static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};
+
+const char *kp_suffix(enum kp_suffix_set set, size_t index)
+{
+    if (set == KP_SUFFIX_DTYPES)
+        return index < KP_DTYPE_COUNT ? kp_dtype_name((kp_dtype)index) : NULL;
+    return index < 4 ? size_suffixes[index] : NULL;
+}
+
+const char *kp_suffix_for(enum kp_suffix_set set, kp_dtype dtype)
+{
+    if (set == KP_SUFFIX_DTYPES)
+        return kp_dtype_name(dtype);
+    switch (kp_dtype_size(dtype)) {
+    case 1: return size_suffixes[0];
+    case 2: return size_suffixes[1];
+    case 4: return size_suffixes[2];
+    default: return size_suffixes[3];
+    }
+}
+
+void kp_kernel_name(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype dtype)
+{
+    const struct kp_kernel_family *f = &kp_kernel_families[family];
+    snprintf(buf, KP_KERNEL_NAME_MAX, f->pattern, kp_suffix_for(f->suffixes, dtype));
+}
+
+kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
+                           const struct kp_launch_dims *dims, void **args)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    kp_kernel_name(name, family, dtype);
+    return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
+}

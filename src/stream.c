@@ -1,0 +1,91 @@
+/* Streams and events. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+kp_status kp_stream_create(kp_device *device, kp_stream **out)
+{
+    KP_CHECK_NOT_NULL(out);
+    *out = NULL;
+    KP_CHECK_NOT_NULL(device);
+    kp_stream *s = calloc(1, sizeof(*s));
+    if (!s)
+        return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_stream_create: out of host memory");
+    s->device = device;
+    kp_status st = device->be->stream_create(device->native, &s->native);
+    if (st != KP_OK) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    return KP_OK;
+}
+
+void kp_stream_destroy(kp_stream **stream)
+{
+    if (!stream || !*stream)
+        return;
+    kp_stream *s = *stream;
+    s->device->be->stream_synchronize(s->device->native, s->native);
+    s->device->be->stream_destroy(s->device->native, s->native);
+    free(s);
+    *stream = NULL;
+}
+
+kp_status kp_stream_synchronize(kp_stream *stream)
+{
+    KP_CHECK_NOT_NULL(stream);
+    return stream->device->be->stream_synchronize(stream->device->native, stream->native);
+}
+
+kp_status kp_event_create(kp_device *device, kp_event **out)
+{
+    KP_CHECK_NOT_NULL(out);
+    *out = NULL;
+    KP_CHECK_NOT_NULL(device);
+    kp_event *e = calloc(1, sizeof(*e));
+    if (!e)
+        return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_event_create: out of host memory");
+    e->device = device;
+    kp_status st = device->be->event_create(device->native, &e->native);
+    if (st != KP_OK) {
+        free(e);
+        return st;
+    }
+    *out = e;
+    return KP_OK;
+}
+
+void kp_event_destroy(kp_event **event)
+{
+    if (!event || !*event)
+        return;
+    (*event)->device->be->event_destroy((*event)->device->native, (*event)->native);
+    free(*event);
+    *event = NULL;
+}
+
+kp_status kp_event_record(kp_event *event, kp_stream *stream)
+{
+    KP_CHECK_NOT_NULL(event);
+    KP_CHECK_NOT_NULL(stream);
+    if (event->device != stream->device)
+        return kp_fail(KP_ERR_DEVICE_MISMATCH, "kp_event_record: event and stream are on different devices");
+    return event->device->be->event_record(event->device->native, event->native, stream->native);
+}
+
+kp_status kp_event_synchronize(kp_event *event)
+{
+    KP_CHECK_NOT_NULL(event);
+    return event->device->be->event_synchronize(event->device->native, event->native);
+}
+
+kp_status kp_event_elapsed_ms(const kp_event *start, const kp_event *end, float *ms)
+{
+    KP_CHECK_NOT_NULL(start);
+    KP_CHECK_NOT_NULL(end);
+    KP_CHECK_NOT_NULL(ms);
+    if (start->device != end->device)
+        return kp_fail(KP_ERR_DEVICE_MISMATCH, "kp_event_elapsed_ms: events are on different devices");
+    return start->device->be->event_elapsed_ms(start->device->native, start->native, end->native, ms);
+}
