@@ -203,6 +203,8 @@ def main():
     p.add_argument("--include", action="append", default=[])
     p.add_argument("--depfile", required=True)
     p.add_argument("--output", required=True)
+    p.add_argument("--object-output", required=True,
+                   help="where to keep the raw code object (for inspection and tests)")
     p.add_argument("source")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
@@ -211,6 +213,8 @@ def main():
         else:
             objects, names = compile_rocm(args, args.source, tmp)
     write_c(args, objects, names)
+    with open(args.object_output, "wb") as fh:
+        fh.write(objects[0][2].rstrip(b"\0") if args.format == "ptx" else objects[0][2])
 
 
 if __name__ == "__main__":

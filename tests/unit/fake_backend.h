@@ -1,0 +1,24 @@
+/* A backend that runs on the host, for unit tests: memory is malloc'ed,
+ * copies are memcpy, modules and launches are only counted and recorded. */
+#ifndef KP_FAKE_BACKEND_H
+#define KP_FAKE_BACKEND_H
+
+#include <stdatomic.h>
+#include "internal.h"
+
+struct fake_state {
+    char arch[64];              /* reported device arch */
+    int multiprocessors;
+    atomic_int module_loads;
+    atomic_int launches;
+    char last_kernel[64];       /* name of the last launched kernel */
+    int load_delay_us;          /* widen the race window in module_load */
+};
+
+extern struct fake_state fake;
+extern const struct kp_backend fake_backend;
+
+/* Installs the fake backend with the given device arch and resets counters. */
+void fake_install(const char *arch);
+
+#endif

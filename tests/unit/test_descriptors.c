@@ -1,0 +1,122 @@
+/* The embedded module descriptors are complete and consistent: with the
+ * configured targets, with each other, and with every kernel the launchers
+ * can ask for. */
+#include "unit_util.h"
+#include "kernel_families.h"
+
+START_TEST(test_every_module_is_described)
+{
+    ck_assert_uint_eq(kp_module_count(), KP_MODULE_COUNT);
+    for (int i = 0; i < KP_MODULE_COUNT; i++) {
+        const struct kp_module_desc *d = kp_builtin_modules[i];
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_eq(d->id, i);
+        ck_assert(strlen(d->name) > 0);
+        ck_assert_uint_ge(d->object_count, 1);
+        ck_assert_uint_ge(d->kernel_count, 1);
+    }
+}
+END_TEST
+
+START_TEST(test_code_objects_match_configured_targets)
+{
+    for (int i = 0; i < KP_MODULE_COUNT; i++) {
+        const struct kp_module_desc *d = kp_builtin_modules[i];
+        for (size_t o = 0; o < d->object_count; o++) {
+            const struct kp_code_object *c = &d->objects[o];
+            ck_assert_ptr_nonnull(c->data);
+            ck_assert_uint_gt(c->size, 64);
+            if (KP_BACKEND_ROCM) {
+                ck_assert_int_eq(c->format, KP_CODE_HSACO_BUNDLE);
+                ck_assert_str_eq(c->archs, KP_BUILT_TARGETS);
+                ck_assert_mem_eq(c->data, "__CLANG_OFFLOAD_BUNDLE__", 24);
+            } else if (strcmp(KP_CODE_FORMAT, "ptx") == 0) {
+                ck_assert_int_eq(c->format, KP_CODE_PTX);
+                ck_assert_int_eq(c->data[c->size - 1], '\0');
+                ck_assert_ptr_nonnull(strstr((const char *)c->data, ".entry"));
+            } else {
+                ck_assert_int_eq(c->format, KP_CODE_FATBIN);
+                /* every configured arch has SASS in the fatbin's arch list */
+                char targets[256];
+                snprintf(targets, sizeof(targets), "%s", KP_BUILT_TARGETS);
+                for (char *t = strtok(targets, ","); t; t = strtok(NULL, ",")) {
+                    char sm[32];
+                    snprintf(sm, sizeof(sm), "sm_%s", t);
+                    ck_assert_msg(strstr(c->archs, sm), "%s lacks %s", c->archs, sm);
+                }
+                ck_assert_ptr_nonnull(strstr(c->archs, "compute_"));
+                uint32_t magic;
+                memcpy(&magic, c->data, 4);
+                ck_assert_uint_eq(magic, 0xBA55ED50u);
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_kernel_tables_sorted_and_unique)
+{
+    for (int i = 0; i < KP_MODULE_COUNT; i++) {
+        const struct kp_module_desc *d = kp_builtin_modules[i];
+        for (size_t k = 1; k < d->kernel_count; k++)
+            ck_assert_msg(strcmp(d->kernels[k - 1], d->kernels[k]) < 0, "%s: %s !< %s", d->name,
+                          d->kernels[k - 1], d->kernels[k]);
+    }
+}
+END_TEST
+
+START_TEST(test_every_launcher_kernel_exists)
+{
+    int checked = 0;
+    for (int f = 0; f < KP_KF_COUNT; f++) {
+        const struct kp_kernel_family *fam = &kp_kernel_families[f];
+        const struct kp_module_desc *d = kp_builtin_modules[fam->module];
+        for (size_t s = 0; kp_suffix(fam->suffixes, s); s++) {
+            char name[KP_KERNEL_NAME_MAX];
+            snprintf(name, sizeof(name), fam->pattern, kp_suffix(fam->suffixes, s));
+            ck_assert_msg(kp_module_kernel_index(d, name) >= 0, "module %s lacks %s", d->name, name);
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 0);
+}
+END_TEST
+
+START_TEST(test_backend_slots_all_filled)
+{
+    const struct kp_backend *be = &kp_backend_builtin;
+    ck_assert_str_eq(be->name, kp_backend_name());
+    ck_assert_str_eq(be->name, KP_BACKEND_CUDA ? "cuda" : "rocm");
+#define CHECK_SLOT(ret, name, params) ck_assert_msg(be->name != NULL, "slot " #name " is NULL");
+    KP_BACKEND_SLOTS(CHECK_SLOT)
+#undef CHECK_SLOT
+}
+END_TEST
+
+START_TEST(test_public_introspection)
+{
+    kp_module_info info;
+    ck_assert_int_eq(kp_module_get_info(0, &info), KP_OK);
+    ck_assert_str_eq(info.name, kp_builtin_modules[0]->name);
+    ck_assert_int_eq(kp_module_get_info(KP_MODULE_COUNT, &info), KP_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(kp_module_kernel_name(0, info.kernel_count));
+    kp_code_object_info co;
+    ck_assert_int_eq(kp_module_get_code_object(0, info.code_object_count, &co), KP_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(kp_module_get_code_object(0, 0, &co), KP_OK);
+    ck_assert_str_eq(kp_code_format_name(co.format), KP_BACKEND_ROCM ? "hsaco-bundle" : KP_CODE_FORMAT);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("descriptors");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_every_module_is_described);
+    tcase_add_test(tc, test_code_objects_match_configured_targets);
+    tcase_add_test(tc, test_kernel_tables_sorted_and_unique);
+    tcase_add_test(tc, test_every_launcher_kernel_exists);
+    tcase_add_test(tc, test_backend_slots_all_filled);
+    tcase_add_test(tc, test_public_introspection);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
