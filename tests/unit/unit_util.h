@@ -11,7 +11,7 @@
 /* A device arch that the built code objects run on ("sm_90", "gfx90a"). */
 static inline void built_arch(char *out, size_t size)
 {
-    char first[32];
+    char first[256];
     snprintf(first, sizeof(first), "%s", KP_BUILT_TARGETS);
     char *comma = strchr(first, ',');
     if (comma)
