@@ -11,12 +11,13 @@
 /* A device arch that the built code objects run on ("sm_90", "gfx90a"). */
 static inline void built_arch(char *out, size_t size)
 {
-    char first[256];
-    snprintf(first, sizeof(first), "%s", KP_BUILT_TARGETS);
-    char *comma = strchr(first, ',');
-    if (comma)
-        *comma = '\0';
-    snprintf(out, size, KP_BACKEND_CUDA ? "sm_%s" : "%s", first);
+    const char *prefix = KP_BACKEND_CUDA ? "sm_" : "";
+    size_t p = strlen(prefix), len = strcspn(KP_BUILT_TARGETS, ",");
+    if (p + len + 1 > size)
+        len = size - p - 1;
+    memcpy(out, prefix, p);
+    memcpy(out + p, KP_BUILT_TARGETS, len);
+    out[p + len] = '\0';
 }
 
 /* Runs one suite; returns the process exit status. */
