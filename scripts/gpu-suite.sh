@@ -10,18 +10,18 @@ mkdir -p "$logs"
 "$build/tools/kp-info" | tee "$logs/kp-info.txt"
 pass=0 fail=0 skip=0
 for t in "$build"/tests/test_gpu_* "$build"/tests/example_minimal; do
-    [ -x "$t" ] || continue
+    [ -f "$t" ] && [ -x "$t" ] || continue
     name=$(basename "$t")
-    start=$(date +%s.%N)
+    start=$(date +%s%N)
     "$t" >"$logs/$name.log" 2>&1
     rc=$?
-    secs=$(echo "$(date +%s.%N) - $start" | bc)
+    ms=$((($(date +%s%N) - start) / 1000000))
     case $rc in
         0) pass=$((pass + 1)); res=OK ;;
         77) skip=$((skip + 1)); res=SKIP ;;
         *) fail=$((fail + 1)); res="FAIL ($rc)" ;;
     esac
-    printf '%-28s %-10s %6.2fs  %s\n' "$name" "$res" "$secs" "$(grep -E '^[0-9]+%:' "$logs/$name.log" | tail -1)"
+    printf '%-28s %-10s %7d ms  %s\n' "$name" "$res" "$ms" "$(grep -E '^[0-9]+%:' "$logs/$name.log" | tail -1)"
     [ "$res" = OK ] || tail -20 "$logs/$name.log"
 done
 echo "gpu suite: $pass passed, $fail failed, $skip skipped"

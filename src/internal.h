@@ -115,7 +115,7 @@ kp_status kp_check_no_overlap(const char *fn, const kp_tensor *dst, const kp_ten
 bool kp_layout_is_contiguous(const kp_layout *l);
 /* Merges the dims of `count` same-shape layouts into `out` (dims of size 1
  * dropped, neighbours merged where every operand allows). */
-void kp_layout_merge(int count, const kp_layout *const layouts[], struct kp_strided3 *out);
+void kp_layout_merge(int count, const kp_layout *const layouts[], struct kp_strided *out);
 /* Byte address of a tensor's first element. */
 void *kp_tensor_base(const kp_tensor *t);
 

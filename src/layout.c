@@ -54,7 +54,7 @@ bool kp_layout_is_contiguous(const kp_layout *l)
     return true;
 }
 
-void kp_layout_merge(int count, const kp_layout *const layouts[], struct kp_strided3 *out)
+void kp_layout_merge(int count, const kp_layout *const layouts[], struct kp_strided *out)
 {
     memset(out, 0, sizeof(*out));
     const kp_layout *first = layouts[0];

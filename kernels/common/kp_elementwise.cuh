@@ -1,6 +1,11 @@
 // Elementwise loops shared by the kernel modules: a vectorised contiguous
-// path (16-byte accesses when both pointers allow it) and a strided path that
-// reads shape and strides from a by-value parameter struct.
+// path (16-byte accesses when every pointer allows it) and a strided path
+// that reads shape and strides from a by-value parameter struct.
+//
+// Contiguous loops: kp_map_contiguous (1 input), kp_zip_contiguous (2),
+// kp_zip3_contiguous (3), kp_set_contiguous (none). Strided: kp_map_strided,
+// kp_zip_strided, kp_zip3_strided, kp_set_strided, where operand 0 of the
+// kp_strided struct is the output and operands 1.. are the inputs in order.
 #pragma once
 #include "kp_device.cuh"
 
@@ -9,45 +14,106 @@ template <typename T, int N> struct alignas(sizeof(T) * N) kp_vec { T v[N]; };
 KP_DEVICE kp_idx kp_thread_index() { return blockIdx.x * (kp_idx)blockDim.x + threadIdx.x; }
 KP_DEVICE kp_idx kp_thread_count() { return (kp_idx)gridDim.x * blockDim.x; }
 
-template <typename A, typename B> struct kp_max_size {
-    static constexpr int value = sizeof(A) > sizeof(B) ? (int)sizeof(A) : (int)sizeof(B);
+template <typename... T> struct kp_max_size;
+template <typename A> struct kp_max_size<A> { static constexpr int value = (int)sizeof(A); };
+template <typename A, typename... R> struct kp_max_size<A, R...> {
+    static constexpr int value = (int)sizeof(A) > kp_max_size<R...>::value ? (int)sizeof(A)
+                                                                             : kp_max_size<R...>::value;
 };
+
+// Elements per thread step so that the widest operand moves 16 bytes.
+template <typename... T> struct kp_lanes { static constexpr int value = 16 / kp_max_size<T...>::value; };
+
+template <int N, typename T> KP_DEVICE bool kp_aligned(const T *p)
+{
+    return (uintptr_t)p % sizeof(kp_vec<T, N>) == 0;
+}
 
 // y[i] = f(x[i]) for i < n, both contiguous.
 template <typename Tin, typename Tout, typename F>
 KP_DEVICE void kp_map_contiguous(kp_idx n, const Tin *x, Tout *y, F f) {
-    constexpr int N = 16 / kp_max_size<Tin, Tout>::value;
+    constexpr int N = kp_lanes<Tin, Tout>::value;
     const kp_idx tid = kp_thread_index(), step = kp_thread_count();
     kp_idx done = 0;
-    if ((uintptr_t)x % sizeof(kp_vec<Tin, N>) == 0 && (uintptr_t)y % sizeof(kp_vec<Tout, N>) == 0) {
+    if (kp_aligned<N>(x) && kp_aligned<N>(y)) {
         const kp_idx nvec = n / N;
         const kp_vec<Tin, N> *xv = reinterpret_cast<const kp_vec<Tin, N> *>(x);
         kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
         for (kp_idx i = tid; i < nvec; i += step) {
             const kp_vec<Tin, N> a = xv[i];
-            kp_vec<Tout, N> b;
+            kp_vec<Tout, N> r;
 #pragma unroll
-            for (int k = 0; k < N; k++) b.v[k] = f(a.v[k]);
-            yv[i] = b;
+            for (int k = 0; k < N; k++) r.v[k] = f(a.v[k]);
+            yv[i] = r;
         }
         done = nvec * N;
     }
     for (kp_idx i = done + tid; i < n; i += step) y[i] = f(x[i]);
 }
 
+// y[i] = f(a[i], b[i]) for i < n, all contiguous.
+template <typename Ta, typename Tb, typename Tout, typename F>
+KP_DEVICE void kp_zip_contiguous(kp_idx n, const Ta *a, const Tb *b, Tout *y, F f) {
+    constexpr int N = kp_lanes<Ta, Tb, Tout>::value;
+    const kp_idx tid = kp_thread_index(), step = kp_thread_count();
+    kp_idx done = 0;
+    if (kp_aligned<N>(a) && kp_aligned<N>(b) && kp_aligned<N>(y)) {
+        const kp_idx nvec = n / N;
+        const kp_vec<Ta, N> *av = reinterpret_cast<const kp_vec<Ta, N> *>(a);
+        const kp_vec<Tb, N> *bv = reinterpret_cast<const kp_vec<Tb, N> *>(b);
+        kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
+        for (kp_idx i = tid; i < nvec; i += step) {
+            const kp_vec<Ta, N> p = av[i];
+            const kp_vec<Tb, N> q = bv[i];
+            kp_vec<Tout, N> r;
+#pragma unroll
+            for (int k = 0; k < N; k++) r.v[k] = f(p.v[k], q.v[k]);
+            yv[i] = r;
+        }
+        done = nvec * N;
+    }
+    for (kp_idx i = done + tid; i < n; i += step) y[i] = f(a[i], b[i]);
+}
+
+// y[i] = f(a[i], b[i], c[i]) for i < n, all contiguous.
+template <typename Ta, typename Tb, typename Tc, typename Tout, typename F>
+KP_DEVICE void kp_zip3_contiguous(kp_idx n, const Ta *a, const Tb *b, const Tc *c, Tout *y, F f) {
+    constexpr int N = kp_lanes<Ta, Tb, Tc, Tout>::value;
+    const kp_idx tid = kp_thread_index(), step = kp_thread_count();
+    kp_idx done = 0;
+    if (kp_aligned<N>(a) && kp_aligned<N>(b) && kp_aligned<N>(c) && kp_aligned<N>(y)) {
+        const kp_idx nvec = n / N;
+        const kp_vec<Ta, N> *av = reinterpret_cast<const kp_vec<Ta, N> *>(a);
+        const kp_vec<Tb, N> *bv = reinterpret_cast<const kp_vec<Tb, N> *>(b);
+        const kp_vec<Tc, N> *cv = reinterpret_cast<const kp_vec<Tc, N> *>(c);
+        kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
+        for (kp_idx i = tid; i < nvec; i += step) {
+            const kp_vec<Ta, N> p = av[i];
+            const kp_vec<Tb, N> q = bv[i];
+            const kp_vec<Tc, N> s = cv[i];
+            kp_vec<Tout, N> r;
+#pragma unroll
+            for (int k = 0; k < N; k++) r.v[k] = f(p.v[k], q.v[k], s.v[k]);
+            yv[i] = r;
+        }
+        done = nvec * N;
+    }
+    for (kp_idx i = done + tid; i < n; i += step) y[i] = f(a[i], b[i], c[i]);
+}
+
 // y[i] = v for i < n, contiguous.
 template <typename T>
 KP_DEVICE void kp_set_contiguous(kp_idx n, T *y, T v) {
-    constexpr int N = 16 / sizeof(T);
+    constexpr int N = kp_lanes<T>::value;
     const kp_idx tid = kp_thread_index(), step = kp_thread_count();
     kp_idx done = 0;
-    if ((uintptr_t)y % sizeof(kp_vec<T, N>) == 0) {
-        kp_vec<T, N> b;
+    if (kp_aligned<N>(y)) {
+        kp_vec<T, N> r;
 #pragma unroll
-        for (int k = 0; k < N; k++) b.v[k] = v;
+        for (int k = 0; k < N; k++) r.v[k] = v;
         const kp_idx nvec = n / N;
         kp_vec<T, N> *yv = reinterpret_cast<kp_vec<T, N> *>(y);
-        for (kp_idx i = tid; i < nvec; i += step) yv[i] = b;
+        for (kp_idx i = tid; i < nvec; i += step) yv[i] = r;
         done = nvec * N;
     }
     for (kp_idx i = done + tid; i < n; i += step) y[i] = v;
@@ -55,7 +121,7 @@ KP_DEVICE void kp_set_contiguous(kp_idx n, T *y, T v) {
 
 // Element offsets of linear index i in the first NOPS operands of L.
 template <int NOPS>
-KP_DEVICE void kp_strided_offsets(const kp_strided3 &L, kp_idx i, kp_idx (&off)[NOPS]) {
+KP_DEVICE void kp_strided_offsets(const kp_strided &L, kp_idx i, kp_idx (&off)[NOPS]) {
 #pragma unroll
     for (int k = 0; k < NOPS; k++) off[k] = 0;
     for (int d = L.rank - 1; d >= 0; d--) {
@@ -67,9 +133,17 @@ KP_DEVICE void kp_strided_offsets(const kp_strided3 &L, kp_idx i, kp_idx (&off)[
     }
 }
 
-// y[off0(i)] = f(x[off1(i)]) over L's shape (operand 0 = y, 1 = x).
+template <typename T>
+KP_DEVICE void kp_set_strided(kp_idx n, const kp_strided &L, T *y, T v) {
+    for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
+        kp_idx off[1];
+        kp_strided_offsets<1>(L, i, off);
+        y[off[0]] = v;
+    }
+}
+
 template <typename Tin, typename Tout, typename F>
-KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided3 &L, const Tin *x, Tout *y, F f) {
+KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided &L, const Tin *x, Tout *y, F f) {
     for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
         kp_idx off[2];
         kp_strided_offsets<2>(L, i, off);
@@ -77,12 +151,21 @@ KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided3 &L, const Tin *x, Tout
     }
 }
 
-// y[off0(i)] = v over L's shape.
-template <typename T>
-KP_DEVICE void kp_set_strided(kp_idx n, const kp_strided3 &L, T *y, T v) {
+template <typename Ta, typename Tb, typename Tout, typename F>
+KP_DEVICE void kp_zip_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, Tout *y, F f) {
     for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
-        kp_idx off[1];
-        kp_strided_offsets<1>(L, i, off);
-        y[off[0]] = v;
+        kp_idx off[3];
+        kp_strided_offsets<3>(L, i, off);
+        y[off[0]] = f(a[off[1]], b[off[2]]);
+    }
+}
+
+template <typename Ta, typename Tb, typename Tc, typename Tout, typename F>
+KP_DEVICE void kp_zip3_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, const Tc *c,
+                               Tout *y, F f) {
+    for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
+        kp_idx off[4];
+        kp_strided_offsets<4>(L, i, off);
+        y[off[0]] = f(a[off[1]], b[off[2]], c[off[3]]);
     }
 }

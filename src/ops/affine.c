@@ -71,7 +71,7 @@ kp_status kp_affine(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
         void *args[] = {&n, &x, &y, &m, &a};
         return kp_launch_family(stream, KP_KF_AFFINE, dst->dtype, &dims, args);
     }
-    struct kp_strided3 layout;
+    struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &src->layout};
     kp_layout_merge(2, layouts, &layout);
     struct kp_launch_dims dims = kp_launch_1d(dev, n, 256);

@@ -25,7 +25,7 @@ kp_status kp_fill(kp_stream *stream, const kp_tensor *dst, const void *value)
         void *args[] = {&n, &y, &bits};
         return kp_launch_family(stream, KP_KF_FILL, dst->dtype, &dims, args);
     }
-    struct kp_strided3 layout;
+    struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout};
     kp_layout_merge(1, layouts, &layout);
     struct kp_launch_dims dims = kp_launch_1d(dev, n, 256);
@@ -75,7 +75,7 @@ kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
     size_t es = kp_dtype_size(dst->dtype);
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&src->layout))
         return dev->be->memcpy_d2d(dev->native, stream->native, y, x, n * es);
-    struct kp_strided3 layout;
+    struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &src->layout};
     kp_layout_merge(2, layouts, &layout);
     if (layout.rank == 2 && layout.stride[0][1] == 1 && layout.stride[1][1] == 1)

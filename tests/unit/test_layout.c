@@ -36,7 +36,7 @@ START_TEST(test_merge)
     kp_layout c = make(3, shape, (int64_t[]){30, 6, 1});
     kp_layout t = make(3, shape, (int64_t[]){1, 4, 20});  /* permuted */
     kp_layout b = make(3, shape, (int64_t[]){0, 6, 1});   /* broadcast outer */
-    struct kp_strided3 m;
+    struct kp_strided m;
     const kp_layout *one[] = {&c};
     kp_layout_merge(1, one, &m);
     ck_assert_int_eq(m.rank, 1);
