@@ -115,10 +115,12 @@ def compile_cuda(args, src, tmp):
     cmd += ["-I" + d for d in args.include] + [src, "-o", out]
     run(cmd)
     names = None
-    for f in sorted(os.listdir(keep)):
-        if f.endswith(".ptx"):
-            with open(os.path.join(keep, f)) as fh:
-                found = ptx_entries(fh.read())
+    ptx_files = [os.path.join(keep, f) for f in sorted(os.listdir(keep)) if f.endswith(".ptx")]
+    if args.format == "ptx":
+        ptx_files.append(out)
+    for path in ptx_files:
+        with open(path) as fh:
+            found = ptx_entries(fh.read())
             if names is not None and found != names:
                 fail("PTX files of %s disagree on the kernel set" % args.module)
             names = found
