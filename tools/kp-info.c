@@ -19,6 +19,10 @@ static void print_devices(void)
         printf("devices: none (%s: %s)\n", kp_status_string(st), kp_last_error_message());
         return;
     }
+    if (count == 0) {
+        printf("devices: none (the %s runtime loaded but reports no GPU)\n", kp_backend_name());
+        return;
+    }
     printf("devices: %d\n", count);
     for (int i = 0; i < count; i++) {
         kp_device *dev = NULL;

@@ -36,7 +36,8 @@ typedef struct kp_device_info {
 
 /* Opens device `ordinal` (0-based). Closing it releases what it loaded. */
 KP_API kp_status kp_device_open(int ordinal, kp_device **out);
-/* Closes *device (waiting for its work) and sets it to NULL; NULL is a no-op. */
+/* Closes *device (waiting for its work) and sets it to NULL; NULL is a no-op.
+ * Destroy the device's buffers, streams and events first. */
 KP_API void kp_device_close(kp_device **device);
 KP_API kp_status kp_device_get_info(const kp_device *device, kp_device_info *info);
 /* Loads a built-in kernel module (see modules.h) now instead of on first use. */
