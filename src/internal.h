@@ -110,6 +110,12 @@ kp_status kp_check_no_self_overlap(const char *fn, const char *what, const kp_te
 /* dst and src must not overlap unless they are the very same view (if allowed). */
 kp_status kp_check_no_overlap(const char *fn, const kp_tensor *dst, const kp_tensor *src,
                               bool same_view_ok);
+/* The same for an input named `what` ("lhs", "cond") in the message. */
+kp_status kp_check_no_overlap_with(const char *fn, const kp_tensor *dst, const char *what,
+                                   const kp_tensor *src, bool same_view_ok);
+/* Input `what` has exactly dst's shape (rank and sizes); the message shows both. */
+kp_status kp_check_shape_of(const char *fn, const kp_tensor *dst, const char *what,
+                            const kp_tensor *t);
 
 /* ---- layouts (layout.c) */
 bool kp_layout_is_contiguous(const kp_layout *l);

@@ -1,5 +1,6 @@
 /* Argument checks shared by every entry point. Each returns KP_OK or records
  * a message naming the function and the argument. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -140,6 +141,12 @@ static bool same_view(const kp_tensor *a, const kp_tensor *b)
 kp_status kp_check_no_overlap(const char *fn, const kp_tensor *dst, const kp_tensor *src,
                               bool same_view_ok)
 {
+    return kp_check_no_overlap_with(fn, dst, "src", src, same_view_ok);
+}
+
+kp_status kp_check_no_overlap_with(const char *fn, const kp_tensor *dst, const char *what,
+                                   const kp_tensor *src, bool same_view_ok)
+{
     uint64_t dlo, dhi, slo, shi;
     byte_range(dst, &dlo, &dhi);
     byte_range(src, &slo, &shi);
@@ -147,6 +154,34 @@ kp_status kp_check_no_overlap(const char *fn, const kp_tensor *dst, const kp_ten
         return KP_OK;
     if (same_view_ok && same_view(dst, src))
         return KP_OK;
-    return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst overlaps src%s", fn,
-                   same_view_ok ? " (only an identical view may be used in place)" : "");
+    return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst overlaps %s%s", fn, what,
+                   same_view_ok ? " (only an identical view of the same dtype may be used in place)"
+                                : "");
+}
+
+static void format_shape(const kp_layout *l, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < l->rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
+                                 (long long)l->shape[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+}
+
+kp_status kp_check_shape_of(const char *fn, const kp_tensor *dst, const char *what,
+                            const kp_tensor *t)
+{
+    bool same = dst->layout.rank == t->layout.rank;
+    for (int d = 0; same && d < dst->layout.rank; d++)
+        same = dst->layout.shape[d] == t->layout.shape[d];
+    if (same)
+        return KP_OK;
+    char want[KP_MAX_RANK * 22 + 3], got[KP_MAX_RANK * 22 + 3];
+    format_shape(&dst->layout, want, sizeof(want));
+    format_shape(&t->layout, got, sizeof(got));
+    return kp_fail(KP_ERR_INVALID_ARGUMENT,
+                   "%s: %s has shape %s but dst has %s (to broadcast, give it dst's shape "
+                   "with stride 0 in the broadcast dims)",
+                   fn, what, got, want);
 }

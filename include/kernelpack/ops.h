@@ -42,6 +42,47 @@ KP_API kp_status kp_copy2d(kp_stream *stream, kp_dtype dtype,
                            const kp_buffer *src, size_t src_offset, size_t src_stride,
                            size_t rows, size_t cols);
 
+/* The element-by-element binary ops of kp_binary. */
+typedef enum kp_binary_op {
+    KP_BINARY_ADD = 0,
+    KP_BINARY_SUB,
+    KP_BINARY_MUL,
+    KP_BINARY_DIV,
+    KP_BINARY_MINIMUM,
+    KP_BINARY_MAXIMUM,
+    KP_BINARY_EQ,       /* comparisons: dst is u8, 1 where true and 0 where false */
+    KP_BINARY_NE,
+    KP_BINARY_LT,
+    KP_BINARY_LE,
+    KP_BINARY_GT,
+    KP_BINARY_GE,
+    KP_BINARY_OP_COUNT  /* the number of ops, not an op */
+} kp_binary_op;
+
+/* "add", "minimum", "ge", ...; NULL for a value that is not a kp_binary_op. */
+KP_API const char *kp_binary_op_name(kp_binary_op op);
+
+/* binary: dst = lhs <op> rhs, element by element. lhs and rhs have the same
+ * dtype (any) and dst's shape; broadcast an input with stride-0 dims. dst has
+ * the inputs' dtype for add, sub, mul, div, minimum, maximum and is u8 (1 or
+ * 0) for the comparisons. dst may be lhs or rhs itself (identical view and
+ * dtype) but must not otherwise overlap them or itself. Floats compute in the
+ * dtype's precision (f32 for f16/bf16), so add/sub/mul/div are correctly
+ * rounded for f32/f64. minimum/maximum return NaN if either input is NaN and
+ * treat -0 as less than +0; comparisons follow IEEE (with a NaN only ne is
+ * true). Integer add, sub and mul wrap; integer division truncates, x / 0
+ * gives 0 (the GPU does not trap) and INT64_MIN / -1 gives INT64_MIN. */
+KP_API kp_status kp_binary(kp_stream *stream, kp_binary_op op, const kp_tensor *dst,
+                           const kp_tensor *lhs, const kp_tensor *rhs);
+
+/* where: dst = cond ? on_true : on_false, element by element. cond is u8, u32
+ * or i64 (any nonzero value is true); on_true, on_false and dst share one
+ * dtype (any), whose bits are copied unchanged. All inputs have dst's shape;
+ * broadcast with stride-0 dims. dst may be an input itself (identical view
+ * and dtype) but must not otherwise overlap an input or itself. */
+KP_API kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tensor *cond,
+                          const kp_tensor *on_true, const kp_tensor *on_false);
+
 #ifdef __cplusplus
 }
 #endif
