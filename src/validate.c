@@ -75,14 +75,9 @@ kp_status kp_check_tensor(const char *fn, const char *what, const kp_tensor *t,
     return KP_OK;
 }
 
-kp_status kp_check_same_shape(const char *fn, const kp_tensor *a, const kp_tensor *b)
+kp_status kp_check_same_shape(const char *fn, const kp_tensor *dst, const kp_tensor *src)
 {
-    bool same = a->layout.rank == b->layout.rank;
-    for (int d = 0; same && d < a->layout.rank; d++)
-        same = a->layout.shape[d] == b->layout.shape[d];
-    if (!same)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst and src shapes differ", fn);
-    return KP_OK;
+    return kp_check_shape_of(fn, dst, "src", src);
 }
 
 struct dim { int64_t size, stride; };
