@@ -117,6 +117,17 @@ START_TEST(test_cast)
 }
 END_TEST
 
+/* Enough elements that every thread of the capped grid loops several times. */
+START_TEST(test_cast_large)
+{
+    static const struct layout_case large = {"contiguous large", 1, {(1 << 23) + 5}, {0}, {0}, 0, 0};
+    static const kp_dtype pairs[][2] = {{KP_DTYPE_F32, KP_DTYPE_BF16}, {KP_DTYPE_F64, KP_DTYPE_F16},
+                                        {KP_DTYPE_BF16, KP_DTYPE_F32}, {KP_DTYPE_I64, KP_DTYPE_U8}};
+    rng_seed(9000 + (uint64_t)_i);
+    run_case(pairs[_i][0], pairs[_i][1], &large);
+}
+END_TEST
+
 /* A few conversions spelled out by hand, so the rules are checked without
  * trusting the reference: the documented examples of ops.h. */
 START_TEST(test_documented_examples)
@@ -184,6 +195,7 @@ int main(void)
     tcase_add_test(tc, test_module_preload);
     tcase_add_test(tc, test_documented_examples);
     tcase_add_loop_test(tc, test_cast, 0, (int)(N_DTYPES * N_DTYPES * N_CASES));
+    tcase_add_loop_test(tc, test_cast_large, 0, 4);
     suite_add_tcase(s, tc);
     rc = gpu_run_suite(s);
     gpu_teardown();
