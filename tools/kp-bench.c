@@ -129,7 +129,16 @@ static kp_status run_cast(const struct bench_io *io)
     return kp_cast(io->stream, io->out, &io->in[0]);
 }
 
-/* ---- the cases (add rows here; see the top of the file) */
+/* ---- the cases
+ *
+ * One row per case. For example, a binary op would add
+ *     static kp_status run_add(const struct bench_io *io)
+ *     { return kp_add(io->stream, io->out, &io->in[0], &io->in[1]); }
+ * and the row
+ *     {"add", "contiguous", ALL_DTYPES, 2, {SAME, SAME}, SAME, NULL, bytes_elementwise, run_add},
+ * `where` would take inputs {FIXED(KP_DTYPE_U8), SAME, SAME}; a reduction
+ * over rows would set output_elements (n / row length) and view the input as
+ * rows x cols in its run function, as run_copy_transposed reshapes. */
 
 static const struct bench_case cases[] = {
     {"affine", "contiguous", ALL_DTYPES, 1, {SAME}, SAME, NULL, bytes_elementwise, run_affine},
