@@ -9,11 +9,13 @@ logs=${2:-$build/gpu-logs}
 mkdir -p "$logs"
 "$build/tools/kp-info" | tee "$logs/kp-info.txt"
 pass=0 fail=0 skip=0
-for t in "$build"/tests/test_gpu_* "$build"/tests/example_minimal; do
+for t in "$build"/tests/test_gpu_* "$build"/tests/example_minimal "$build"/tools/kp-bench; do
     [ -f "$t" ] && [ -x "$t" ] || continue
     name=$(basename "$t")
+    args=()
+    [ "$name" = kp-bench ] && args=(--elements 1048576 --iters 2)  # as the kp_bench_smoke test
     start=$(date +%s%N)
-    "$t" >"$logs/$name.log" 2>&1
+    "$t" "${args[@]}" >"$logs/$name.log" 2>&1
     rc=$?
     ms=$((($(date +%s%N) - start) / 1000000))
     case $rc in

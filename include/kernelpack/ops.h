@@ -34,6 +34,22 @@ KP_API kp_status kp_fill(kp_stream *stream, const kp_tensor *dst, const void *va
  * must not overlap src or itself. All dtypes. */
 KP_API kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 
+/* cast: dst = src converted to dst's dtype, element by element, between any
+ * two dtypes. Same shape, any layouts; dst must not overlap src or itself.
+ * Unlike C casts, the result is defined for every input:
+ * - same dtype: the bits are copied unchanged (NaN payloads included);
+ * - into f32/f64/f16/bf16: round to nearest, ties to even, once, directly
+ *   from the exact source value (an f64 or i64 source is not rounded through
+ *   f32 first); too large gives +-Inf, too small a subnormal or +-0;
+ * - NaN into a float dtype: that dtype's canonical quiet NaN (f32 0x7fc00000,
+ *   f64 0x7ff8000000000000, f16 0x7e00, bf16 0x7fc0) with the source's sign;
+ * - float into an integer dtype: truncate toward zero; NaN gives 0; values
+ *   outside the dtype's range (+-Inf included) saturate to its minimum or
+ *   maximum, so negative values give 0 for u8/u32;
+ * - integer into integer: widening is exact; narrowing (i64 to u32 or u8,
+ *   u32 to u8) keeps the low bits, i.e. wraps modulo 2^bits. */
+KP_API kp_status kp_cast(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
+
 /* copy2d: copies `rows` rows of `cols` elements; row r starts at element
  * src_offset + r * src_stride in src and dst_offset + r * dst_stride in dst.
  * Strides >= cols; the regions must not overlap. */

@@ -39,6 +39,20 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_WHERE_STRIDED_U32] = {KP_MODULE_TERNARY, "where_strided_u32_%s", KP_SUFFIX_DTYPES},
     [KP_KF_WHERE_I64] = {KP_MODULE_TERNARY, "where_i64_%s", KP_SUFFIX_DTYPES},
     [KP_KF_WHERE_STRIDED_I64] = {KP_MODULE_TERNARY, "where_strided_i64_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_F32] = {KP_MODULE_CAST, "cast_f32_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_F64] = {KP_MODULE_CAST, "cast_f64_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_F16] = {KP_MODULE_CAST, "cast_f16_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_BF16] = {KP_MODULE_CAST, "cast_bf16_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_U8] = {KP_MODULE_CAST, "cast_u8_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_U32] = {KP_MODULE_CAST, "cast_u32_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_I64] = {KP_MODULE_CAST, "cast_i64_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_F32] = {KP_MODULE_CAST, "cast_strided_f32_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_F64] = {KP_MODULE_CAST, "cast_strided_f64_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_F16] = {KP_MODULE_CAST, "cast_strided_f16_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_BF16] = {KP_MODULE_CAST, "cast_strided_bf16_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_U8] = {KP_MODULE_CAST, "cast_strided_u8_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_U32] = {KP_MODULE_CAST, "cast_strided_u32_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_CAST_STRIDED_I64] = {KP_MODULE_CAST, "cast_strided_i64_%s", KP_SUFFIX_DTYPES},
 };
 
 static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};

@@ -55,6 +55,21 @@ enum kp_family_id {
     KP_KF_WHERE_STRIDED_U32,
     KP_KF_WHERE_I64,
     KP_KF_WHERE_STRIDED_I64,
+    /* cast: one family per source dtype, suffixed by the destination dtype */
+    KP_KF_CAST_F32,
+    KP_KF_CAST_F64,
+    KP_KF_CAST_F16,
+    KP_KF_CAST_BF16,
+    KP_KF_CAST_U8,
+    KP_KF_CAST_U32,
+    KP_KF_CAST_I64,
+    KP_KF_CAST_STRIDED_F32,
+    KP_KF_CAST_STRIDED_F64,
+    KP_KF_CAST_STRIDED_F16,
+    KP_KF_CAST_STRIDED_BF16,
+    KP_KF_CAST_STRIDED_U8,
+    KP_KF_CAST_STRIDED_U32,
+    KP_KF_CAST_STRIDED_I64,
     KP_KF_COUNT
 };
 

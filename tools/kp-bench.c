@@ -1,0 +1,822 @@
+/* kp-bench: throughput of kernelpack ops, measured against the device's own
+ * device-to-device copy bandwidth in the same run, and module load times.
+ *
+ * Adding an op: write a run function (a few lines calling the op on the
+ * tensors in `struct bench_io`) and add a row to `cases[]` below with the op
+ * name, a variant name, the dtypes it accepts, its inputs and output, and its
+ * byte count (bytes_elementwise fits ops that read each input once and write
+ * each output element once). The harness allocates, fills with random
+ * non-zero data, times and reports every (case, dtype) pair. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <kernelpack/kernelpack.h>
+
+#define MAX_INPUTS 3
+#define INPUT_SETS 2          /* inputs alternate between this many buffer sets */
+#define SAME 0                /* in a case row: the case's own dtype */
+#define FIXED(dtype) ((dtype) + 1)  /* in a case row: always this dtype */
+#define DT(dtype) (1u << (dtype))
+#define ALL_DTYPES (DT(KP_DTYPE_COUNT) - 1u)
+#define EXIT_SKIP 77          /* meson's "skipped" */
+#define MAX_COPY_SIZES 64     /* copy reference times kept for reuse */
+
+/* What a run function works on: contiguous 1-D tensors of the case's sizes. */
+struct bench_io {
+    kp_stream *stream;
+    kp_dtype dtype;                   /* the case dtype */
+    uint64_t n;                       /* elements of each input */
+    const kp_tensor *in;              /* case->inputs tensors, one buffer set */
+    const kp_tensor *out;
+    const void *scalar;               /* one random non-zero element of `dtype` */
+};
+
+struct bench_case {
+    const char *op;                   /* the name --ops selects */
+    const char *variant;              /* tells the cases of one op apart */
+    unsigned dtypes;                  /* accepted case dtypes, DT() bits */
+    int inputs;                       /* input tensors of n elements, 0..MAX_INPUTS */
+    int input_dtype[MAX_INPUTS];      /* SAME or FIXED(kp_dtype) */
+    int output_dtype;                 /* SAME or FIXED(kp_dtype) */
+    uint64_t (*output_elements)(uint64_t n);  /* NULL: n (reductions return fewer) */
+    /* Bytes one run reads plus writes. */
+    uint64_t (*bytes)(const struct bench_case *c, kp_dtype dtype, uint64_t n);
+    kp_status (*run)(const struct bench_io *io);
+};
+
+static kp_dtype input_dtype(const struct bench_case *c, int k, kp_dtype dtype)
+{
+    return c->input_dtype[k] == SAME ? dtype : (kp_dtype)(c->input_dtype[k] - 1);
+}
+
+static kp_dtype output_dtype(const struct bench_case *c, kp_dtype dtype)
+{
+    return c->output_dtype == SAME ? dtype : (kp_dtype)(c->output_dtype - 1);
+}
+
+static uint64_t output_elements(const struct bench_case *c, uint64_t n)
+{
+    return c->output_elements ? c->output_elements(n) : n;
+}
+
+/* ---- byte counts */
+
+static uint64_t bytes_elementwise(const struct bench_case *c, kp_dtype dtype, uint64_t n)
+{
+    uint64_t b = output_elements(c, n) * kp_dtype_size(output_dtype(c, dtype));
+    for (int k = 0; k < c->inputs; k++)
+        b += n * kp_dtype_size(input_dtype(c, k, dtype));
+    return b;
+}
+
+/* The largest rows x cols with cols a power of two near sqrt(n), rows * cols <= n. */
+static void square_shape(uint64_t n, int64_t *rows, int64_t *cols)
+{
+    uint64_t c = 1;
+    while (c * c * 4 <= n)
+        c *= 2;
+    *cols = (int64_t)c;
+    *rows = (int64_t)(n / c);
+}
+
+static uint64_t bytes_transposed(const struct bench_case *c, kp_dtype dtype, uint64_t n)
+{
+    (void)c;
+    int64_t rows, cols;
+    square_shape(n, &rows, &cols);
+    return 2 * (uint64_t)rows * (uint64_t)cols * kp_dtype_size(dtype);
+}
+
+/* ---- run functions */
+
+static kp_status run_affine(const struct bench_io *io)
+{
+    return kp_affine(io->stream, io->out, &io->in[0], 3.0, 1.0);  /* whole numbers: valid for every dtype */
+}
+
+static kp_status run_fill(const struct bench_io *io)
+{
+    return kp_fill(io->stream, io->out, io->scalar);
+}
+
+static kp_status run_copy(const struct bench_io *io)
+{
+    return kp_copy(io->stream, io->out, &io->in[0]);
+}
+
+/* dst (rows x cols, row-major) = the transpose of src (cols x rows, row-major). */
+static kp_status run_copy_transposed(const struct bench_io *io)
+{
+    int64_t rows, cols;
+    square_shape(io->n, &rows, &cols);
+    kp_tensor dst = *io->out, src = io->in[0];
+    int64_t shape[2] = {rows, cols};
+    kp_status st = kp_layout_contiguous(&dst.layout, 2, shape);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&src.layout, 2, shape);
+    src.layout.strides[0] = 1;
+    src.layout.strides[1] = rows;
+    return st == KP_OK ? kp_copy(io->stream, &dst, &src) : st;
+}
+
+static kp_status run_cast(const struct bench_io *io)
+{
+    return kp_cast(io->stream, io->out, &io->in[0]);
+}
+
+/* ---- the cases
+ *
+ * One row per case. For example, a binary op would add
+ *     static kp_status run_add(const struct bench_io *io)
+ *     { return kp_add(io->stream, io->out, &io->in[0], &io->in[1]); }
+ * and the row
+ *     {"add", "contiguous", ALL_DTYPES, 2, {SAME, SAME}, SAME, NULL, bytes_elementwise, run_add},
+ * `where` would take inputs {FIXED(KP_DTYPE_U8), SAME, SAME}; a reduction
+ * over rows would set output_elements (n / row length) and view the input as
+ * rows x cols in its run function, as run_copy_transposed reshapes. */
+
+static const struct bench_case cases[] = {
+    {"affine", "contiguous", ALL_DTYPES, 1, {SAME}, SAME, NULL, bytes_elementwise, run_affine},
+    {"copy", "contiguous", ALL_DTYPES, 1, {SAME}, SAME, NULL, bytes_elementwise, run_copy},
+    {"copy", "transposed", ALL_DTYPES, 1, {SAME}, SAME, NULL, bytes_transposed, run_copy_transposed},
+    {"fill", "contiguous", ALL_DTYPES, 0, {SAME}, SAME, NULL, bytes_elementwise, run_fill},
+    {"cast", "to f32", ALL_DTYPES & ~DT(KP_DTYPE_F32), 1, {SAME}, FIXED(KP_DTYPE_F32), NULL,
+     bytes_elementwise, run_cast},
+    {"cast", "to f16", ALL_DTYPES & ~DT(KP_DTYPE_F16), 1, {SAME}, FIXED(KP_DTYPE_F16), NULL,
+     bytes_elementwise, run_cast},
+    {"cast", "to bf16", ALL_DTYPES & ~DT(KP_DTYPE_BF16), 1, {SAME}, FIXED(KP_DTYPE_BF16), NULL,
+     bytes_elementwise, run_cast},
+};
+#define N_CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* ---- options */
+
+struct options {
+    bool ops[N_CASES];        /* selected case rows */
+    unsigned dtypes;          /* DT() bits */
+    uint64_t elements;
+    int iters, warmup;
+    bool json;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: kp-bench [--ops a,b] [--dtypes f32,bf16] [--elements N] [--iters N]\n"
+            "                [--warmup N] [--json] [--list] [--help]\n"
+            "Times kernelpack ops on device 0 and compares their bandwidth (bytes read +\n"
+            "written per second) with kp_memcpy_d2d moving the same bytes in the same run.\n"
+            "Also reports cold and warm module load times.\n"
+            "  --ops a,b       ops to run (default: all; --list shows them)\n"
+            "  --dtypes a,b    case dtypes (default: f32,f16,bf16; for cast, the source)\n"
+            "  --elements N    elements per tensor (default 268435456 = 2^28; suffixes k, M, G\n"
+            "                  multiply by 2^10, 2^20, 2^30)\n"
+            "  --iters N       timed runs per case, the median is reported (default 20)\n"
+            "  --warmup N      untimed runs first (default 3)\n"
+            "  --json          print the results as JSON\n"
+            "  --list          list the cases and their dtypes, then exit\n"
+            "Exit status: 0 all cases ran, 1 a case failed, 2 bad usage, 77 no GPU.\n");
+}
+
+static bool parse_count(const char *s, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10;
+    else if (*end == 'm' || *end == 'M') shift = 20;
+    else if (*end == 'g' || *end == 'G') shift = 30;
+    if (shift)
+        end++;
+    if (errno || end == s || *end || s[0] == '-' || v > (max >> shift))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+static bool parse_dtypes(const char *list, unsigned *out)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", list);
+    *out = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int found = -1;
+        for (int d = 0; d < KP_DTYPE_COUNT; d++)
+            if (strcmp(tok, kp_dtype_name((kp_dtype)d)) == 0)
+                found = d;
+        if (found < 0) {
+            fprintf(stderr, "kp-bench: unknown dtype '%s' (f32 f64 f16 bf16 u8 u32 i64)\n", tok);
+            return false;
+        }
+        *out |= DT(found);
+    }
+    return *out != 0;
+}
+
+static bool parse_ops(const char *list, bool *selected)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", list);
+    memset(selected, 0, N_CASES * sizeof(*selected));
+    int count = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        bool found = false;
+        for (size_t c = 0; c < N_CASES; c++)
+            if (strcmp(tok, cases[c].op) == 0)
+                found = selected[c] = true;
+        if (!found) {
+            fprintf(stderr, "kp-bench: unknown op '%s'; --list shows the ops\n", tok);
+            return false;
+        }
+        count++;
+    }
+    return count > 0;
+}
+
+static void list_cases(void)
+{
+    printf("%-8s %-12s %s\n", "op", "variant", "dtypes");
+    for (size_t c = 0; c < N_CASES; c++) {
+        printf("%-8s %-12s", cases[c].op, cases[c].variant);
+        for (int d = 0; d < KP_DTYPE_COUNT; d++)
+            if (cases[c].dtypes & DT(d))
+                printf(" %s", kp_dtype_name((kp_dtype)d));
+        printf("\n");
+    }
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    for (size_t c = 0; c < N_CASES; c++)
+        o->ops[c] = true;
+    o->dtypes = DT(KP_DTYPE_F32) | DT(KP_DTYPE_F16) | DT(KP_DTYPE_BF16);
+    o->elements = 1ull << 28;
+    o->iters = 20;
+    o->warmup = 3;
+    o->json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t num = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--list") == 0) {
+            list_cases();
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+            continue;
+        }
+        bool ok = v != NULL;
+        if (strcmp(a, "--ops") == 0) {
+            ok = ok && parse_ops(v, o->ops);
+        } else if (strcmp(a, "--dtypes") == 0) {
+            ok = ok && parse_dtypes(v, &o->dtypes);
+        } else if (strcmp(a, "--elements") == 0) {
+            ok = ok && parse_count(v, 1ull << 40, &num) && num > 0;
+            o->elements = num;
+        } else if (strcmp(a, "--iters") == 0) {
+            ok = ok && parse_count(v, 100000, &num) && num > 0;
+            o->iters = (int)num;
+        } else if (strcmp(a, "--warmup") == 0) {
+            ok = ok && parse_count(v, 100000, &num);
+            o->warmup = (int)num;
+        } else {
+            fprintf(stderr, "kp-bench: unknown argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "kp-bench: bad or missing value for %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    return -1;
+}
+
+/* ---- device state and measurements */
+
+struct bench {
+    const struct options *opt;
+    kp_device *dev;
+    kp_stream *stream;
+    kp_event **start, **end;  /* one pair per timed run */
+    float *ms;
+    void *chunk;              /* host staging for random data */
+    size_t chunk_bytes;
+    uint64_t rng;
+    int copies;               /* copy reference times measured so far */
+    uint64_t copy_bytes[MAX_COPY_SIZES];
+    double copy_ms[MAX_COPY_SIZES];
+};
+
+struct module_time {
+    const char *name;
+    double cold_ms, warm_ms;
+    kp_status status;
+};
+
+struct result {
+    const struct bench_case *c;
+    kp_dtype dtype, out_dtype;
+    uint64_t bytes;
+    double ms, copy_ms;
+    int sets;                 /* input buffer sets the runs alternated between */
+    kp_status status;
+    char error[256];
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t next_random(struct bench *b)
+{
+    uint64_t x = b->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return b->rng = x;
+}
+
+/* One random non-zero element of `dtype` into out: floats in +-[0.5, 2). */
+static void random_element(struct bench *b, kp_dtype dtype, void *out)
+{
+    uint64_t r = next_random(b);
+    uint64_t sign = r >> 63, exp_bit = (r >> 62) & 1;
+    switch (dtype) {
+    case KP_DTYPE_F32: {
+        uint32_t bits = (uint32_t)(sign << 31 | (126 + exp_bit) << 23 | (r & 0x7fffff));
+        memcpy(out, &bits, 4);
+        break;
+    }
+    case KP_DTYPE_F64: {
+        uint64_t bits = sign << 63 | (1022 + exp_bit) << 52 | (r & 0xfffffffffffffull);
+        memcpy(out, &bits, 8);
+        break;
+    }
+    case KP_DTYPE_F16: {
+        uint16_t bits = (uint16_t)(sign << 15 | (14 + exp_bit) << 10 | (r & 0x3ff));
+        memcpy(out, &bits, 2);
+        break;
+    }
+    case KP_DTYPE_BF16: {
+        uint16_t bits = (uint16_t)(sign << 15 | (126 + exp_bit) << 7 | (r & 0x7f));
+        memcpy(out, &bits, 2);
+        break;
+    }
+    case KP_DTYPE_U8: *(uint8_t *)out = (uint8_t)(1 + r % 255); break;
+    case KP_DTYPE_U32: { uint32_t v = (uint32_t)r | 1; memcpy(out, &v, 4); break; }
+    default: { uint64_t v = r | 1; memcpy(out, &v, 8); break; }
+    }
+}
+
+/* Fills a buffer with random non-zero elements of `dtype` (a staging chunk
+ * of fresh values, uploaded as often as the buffer needs). */
+static kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype)
+{
+    size_t es = kp_dtype_size(dtype), size = kp_buffer_size(buf);
+    for (size_t i = 0; i < b->chunk_bytes / es; i++)
+        random_element(b, dtype, (char *)b->chunk + i * es);
+    kp_status st = KP_OK;
+    for (size_t off = 0; st == KP_OK && off < size; off += b->chunk_bytes) {
+        size_t len = size - off < b->chunk_bytes ? size - off : b->chunk_bytes;
+        st = kp_memcpy_h2d(b->stream, buf, off, b->chunk, len);
+    }
+    return st == KP_OK ? kp_stream_synchronize(b->stream) : st;
+}
+
+static int compare_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Something to time: run number i of a measurement. */
+typedef kp_status (*timed_fn)(void *ctx, int i);
+
+/* Median milliseconds of opt->iters runs after opt->warmup, each between
+ * its own pair of events. */
+static kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms)
+{
+    kp_status st = KP_OK;
+    for (int i = 0; st == KP_OK && i < b->opt->warmup; i++)
+        st = fn(ctx, i);
+    if (st == KP_OK)
+        st = kp_stream_synchronize(b->stream);
+    for (int i = 0; st == KP_OK && i < b->opt->iters; i++) {
+        st = kp_event_record(b->start[i], b->stream);
+        if (st == KP_OK)
+            st = fn(ctx, i);
+        if (st == KP_OK)
+            st = kp_event_record(b->end[i], b->stream);
+    }
+    if (st == KP_OK)
+        st = kp_stream_synchronize(b->stream);
+    for (int i = 0; st == KP_OK && i < b->opt->iters; i++)
+        st = kp_event_elapsed_ms(b->start[i], b->end[i], &b->ms[i]);
+    if (st != KP_OK)
+        return st;
+    qsort(b->ms, (size_t)b->opt->iters, sizeof(float), compare_float);
+    int n = b->opt->iters;
+    *median_ms = n % 2 ? b->ms[n / 2] : 0.5 * ((double)b->ms[n / 2 - 1] + (double)b->ms[n / 2]);
+    return KP_OK;
+}
+
+/* ---- the copy reference: kp_memcpy_d2d moving `bytes` (half read, half written) */
+
+struct copy_ctx {
+    kp_stream *stream;
+    kp_buffer *src[INPUT_SETS], *dst;
+    int sets;
+    size_t size;
+};
+
+static kp_status run_memcpy(void *ctx, int i)
+{
+    struct copy_ctx *c = ctx;
+    return kp_memcpy_d2d(c->stream, c->dst, 0, c->src[i % c->sets], 0, c->size);
+}
+
+/* Measured once per byte count (cases that move the same bytes share it). */
+static kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
+{
+    for (int i = 0; i < b->copies; i++) {
+        if (b->copy_bytes[i] == bytes) {
+            *ms = b->copy_ms[i];
+            return KP_OK;
+        }
+    }
+    struct copy_ctx c = {b->stream, {NULL}, NULL, 0, (size_t)((bytes + 1) / 2)};
+    kp_status st = kp_buffer_alloc(b->dev, c.size, &c.dst);
+    for (int s = 0; st == KP_OK && s < INPUT_SETS; s++) {
+        st = kp_buffer_alloc(b->dev, c.size, &c.src[s]);
+        if (st == KP_OK)
+            st = fill_random(b, c.src[s], KP_DTYPE_U32);
+        if (st == KP_OK) {
+            c.sets++;
+        } else if (st == KP_ERR_OUT_OF_MEMORY && s > 0) {  /* alternate between fewer sources */
+            kp_buffer_destroy(&c.src[s]);
+            st = KP_OK;
+            break;
+        }
+    }
+    if (st == KP_OK)
+        st = time_runs(b, run_memcpy, &c, ms);
+    if (st == KP_OK) {
+        *ms *= (double)bytes / (2.0 * (double)c.size);  /* it moved 2 * c.size bytes */
+        if (b->copies < MAX_COPY_SIZES) {
+            b->copy_bytes[b->copies] = bytes;
+            b->copy_ms[b->copies++] = *ms;
+        }
+    }
+    for (int s = 0; s < INPUT_SETS; s++)
+        kp_buffer_destroy(&c.src[s]);
+    kp_buffer_destroy(&c.dst);
+    return st;
+}
+
+/* ---- one case */
+
+struct case_ctx {
+    const struct bench_case *c;
+    struct bench_io io[INPUT_SETS];
+    kp_tensor in[INPUT_SETS][MAX_INPUTS];
+    int sets;
+};
+
+static kp_status run_case_once(void *ctx, int i)
+{
+    struct case_ctx *cc = ctx;
+    return cc->c->run(&cc->io[i % cc->sets]);
+}
+
+static kp_tensor vector_tensor(kp_buffer *buf, kp_dtype dtype, uint64_t n)
+{
+    kp_tensor t = {buf, dtype, {0}};
+    int64_t shape[1] = {(int64_t)n};
+    kp_layout_contiguous(&t.layout, 1, shape);
+    return t;
+}
+
+static void bench_case(struct bench *b, const struct bench_case *c, kp_dtype dtype, struct result *r)
+{
+    const uint64_t n = b->opt->elements, n_out = output_elements(c, n);
+    memset(r, 0, sizeof(*r));
+    r->c = c;
+    r->dtype = dtype;
+    r->out_dtype = output_dtype(c, dtype);
+    r->bytes = c->bytes(c, dtype, n);
+    r->status = measure_copy(b, r->bytes, &r->copy_ms);
+    if (r->status != KP_OK) {
+        snprintf(r->error, sizeof(r->error), "copy reference: %s: %s", kp_status_string(r->status),
+                 kp_last_error_message());
+        return;
+    }
+
+    struct case_ctx cc = {c, {{0}}, {{{0}}}, 0};
+    kp_buffer *bufs[INPUT_SETS][MAX_INPUTS] = {{NULL}}, *out = NULL;
+    unsigned char scalar[8];
+    random_element(b, dtype, scalar);
+    kp_status st = kp_buffer_alloc(b->dev, n_out * kp_dtype_size(r->out_dtype), &out);
+    for (int s = 0; st == KP_OK && s < INPUT_SETS; s++) {
+        for (int k = 0; st == KP_OK && k < c->inputs; k++) {
+            kp_dtype dt = input_dtype(c, k, dtype);
+            st = kp_buffer_alloc(b->dev, n * kp_dtype_size(dt), &bufs[s][k]);
+            if (st == KP_OK)
+                st = fill_random(b, bufs[s][k], dt);
+            cc.in[s][k] = vector_tensor(bufs[s][k], dt, n);
+        }
+        if (st == KP_ERR_OUT_OF_MEMORY && s > 0) {  /* no room for another set: time with fewer */
+            for (int k = 0; k < c->inputs; k++)
+                kp_buffer_destroy(&bufs[s][k]);
+            st = KP_OK;
+            break;
+        }
+        if (st == KP_OK) {
+            cc.io[s] = (struct bench_io){b->stream, dtype, n, cc.in[s], NULL, scalar};
+            cc.sets = s + 1;
+        }
+    }
+    kp_tensor out_t = vector_tensor(out, r->out_dtype, n_out);
+    for (int s = 0; s < cc.sets; s++)
+        cc.io[s].out = &out_t;
+    if (st == KP_OK)
+        st = time_runs(b, run_case_once, &cc, &r->ms);
+    if (st != KP_OK)
+        snprintf(r->error, sizeof(r->error), "%s: %s", kp_status_string(st), kp_last_error_message());
+    r->status = st;
+    r->sets = cc.sets;
+    for (int s = 0; s < INPUT_SETS; s++)
+        for (int k = 0; k < MAX_INPUTS; k++)
+            kp_buffer_destroy(&bufs[s][k]);
+    kp_buffer_destroy(&out);
+}
+
+/* ---- module load times */
+
+static kp_status load_modules(kp_device *dev, struct module_time *t, size_t count, bool cold)
+{
+    kp_status worst = KP_OK;
+    for (size_t m = 0; m < count; m++) {
+        double t0 = now_ms();
+        kp_status st = kp_device_load_module(dev, t[m].name);
+        double ms = now_ms() - t0;
+        if (cold)
+            t[m].cold_ms = ms;
+        else
+            t[m].warm_ms = ms;
+        if (st != KP_OK) {
+            t[m].status = st;
+            worst = st;
+            fprintf(stderr, "kp-bench: loading module %s: %s: %s\n", t[m].name, kp_status_string(st),
+                    kp_last_error_message());
+        }
+    }
+    return worst;
+}
+
+/* ---- output */
+
+static void dtype_label(const struct result *r, char *buf, size_t size)
+{
+    if (r->out_dtype == r->dtype)
+        snprintf(buf, size, "%s", kp_dtype_name(r->dtype));
+    else
+        snprintf(buf, size, "%s->%s", kp_dtype_name(r->dtype), kp_dtype_name(r->out_dtype));
+}
+
+static double gbps(uint64_t bytes, double ms)
+{
+    return ms > 0 ? (double)bytes / (ms * 1e6) : 0.0;
+}
+
+static void print_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_header(const struct bench *b, const kp_device_info *info)
+{
+    const struct options *o = b->opt;
+    printf("kp-bench: kernelpack %s, backend %s\n", kp_version(), kp_backend_name());
+    printf("device %d: %s, arch %s, %d multiprocessors, %.1f GiB\n", info->ordinal, info->name,
+           info->arch, info->multiprocessors, (double)info->total_memory / (1u << 30));
+    printf("%llu elements per tensor; median of %d timed runs after %d warm-ups; inputs alternate\n"
+           "between %d buffer sets (the sets column says when fewer fitted).\n",
+           (unsigned long long)o->elements, o->iters, o->warmup, INPUT_SETS);
+    if (o->elements * 4 < (256ull << 20))
+        printf("note: tensors this small may stay in the GPU's cache; the default --elements\n"
+               "measures memory bandwidth.\n");
+    printf("GB/s = bytes read + written / median time. copy GB/s: kp_memcpy_d2d moving the same\n"
+           "bytes in this run. %% copy = GB/s / copy GB/s.\n\n");
+}
+
+static void print_modules_text(const struct module_time *t, size_t count)
+{
+    printf("module load (wall clock): cold = first load in this process, warm = again after\n"
+           "kp_device_close + kp_device_open\n");
+    printf("  %-10s %10s %10s\n", "module", "cold ms", "warm ms");
+    for (size_t m = 0; m < count; m++) {
+        if (t[m].status != KP_OK)
+            printf("  %-10s FAILED: %s\n", t[m].name, kp_status_string(t[m].status));
+        else
+            printf("  %-10s %10.3f %10.3f\n", t[m].name, t[m].cold_ms, t[m].warm_ms);
+    }
+    printf("\n%-8s %-12s %-10s %12s %10s %9s %10s %7s %5s\n", "op", "variant", "dtype", "elements",
+           "time ms", "GB/s", "copy GB/s", "% copy", "sets");
+    fflush(stdout);
+}
+
+static void print_result_text(const struct result *r, uint64_t elements)
+{
+    char dt[32];
+    dtype_label(r, dt, sizeof(dt));
+    printf("%-8s %-12s %-10s %12llu ", r->c->op, r->c->variant, dt, (unsigned long long)elements);
+    if (r->status != KP_OK) {
+        printf("FAILED: %s\n", r->error);
+    } else {
+        double g = gbps(r->bytes, r->ms), cg = gbps(r->bytes, r->copy_ms);
+        printf("%10.4f %9.1f %10.1f %7.1f %5d\n", r->ms, g, cg, cg > 0 ? 100.0 * g / cg : 0.0, r->sets);
+    }
+    fflush(stdout);
+}
+
+static void print_json(const struct bench *b, const kp_device_info *info, const struct module_time *t,
+                       size_t modules, const struct result *r, size_t results)
+{
+    const struct options *o = b->opt;
+    printf("{\n  \"kernelpack\": ");
+    print_json_string(kp_version());
+    printf(",\n  \"backend\": ");
+    print_json_string(kp_backend_name());
+    printf(",\n  \"device\": {\"ordinal\": %d, \"name\": ", info->ordinal);
+    print_json_string(info->name);
+    printf(", \"arch\": ");
+    print_json_string(info->arch);
+    printf(", \"multiprocessors\": %d, \"memory_bytes\": %llu},\n", info->multiprocessors,
+           (unsigned long long)info->total_memory);
+    printf("  \"settings\": {\"elements\": %llu, \"iters\": %d, \"warmup\": %d, \"input_sets\": %d, "
+           "\"time\": \"median\", \"bytes\": \"read + written\", "
+           "\"copy\": \"kp_memcpy_d2d moving the same bytes\"},\n",
+           (unsigned long long)o->elements, o->iters, o->warmup, INPUT_SETS);
+    printf("  \"module_load_ms\": [");
+    for (size_t m = 0; m < modules; m++) {
+        printf("%s\n    {\"module\": ", m ? "," : "");
+        print_json_string(t[m].name);
+        if (t[m].status != KP_OK) {
+            printf(", \"error\": ");
+            print_json_string(kp_status_string(t[m].status));
+            printf("}");
+        } else {
+            printf(", \"cold\": %.4f, \"warm\": %.4f}", t[m].cold_ms, t[m].warm_ms);
+        }
+    }
+    printf("\n  ],\n  \"cases\": [");
+    for (size_t i = 0; i < results; i++) {
+        printf("%s\n    {\"op\": ", i ? "," : "");
+        print_json_string(r[i].c->op);
+        printf(", \"variant\": ");
+        print_json_string(r[i].c->variant);
+        printf(", \"dtype\": ");
+        print_json_string(kp_dtype_name(r[i].dtype));
+        printf(", \"out_dtype\": ");
+        print_json_string(kp_dtype_name(r[i].out_dtype));
+        printf(", \"elements\": %llu, \"bytes\": %llu", (unsigned long long)o->elements,
+               (unsigned long long)r[i].bytes);
+        if (r[i].status != KP_OK) {
+            printf(", \"error\": ");
+            print_json_string(r[i].error);
+            printf("}");
+            continue;
+        }
+        double g = gbps(r[i].bytes, r[i].ms), cg = gbps(r[i].bytes, r[i].copy_ms);
+        printf(", \"time_ms\": %.6f, \"gb_per_s\": %.3f, \"copy_gb_per_s\": %.3f, \"copy_percent\": %.2f, "
+               "\"input_sets\": %d}",
+               r[i].ms, g, cg, cg > 0 ? 100.0 * g / cg : 0.0, r[i].sets);
+    }
+    printf("\n  ]\n}\n");
+}
+
+/* ---- main */
+
+static int fail_setup(const char *what, kp_status st)
+{
+    fprintf(stderr, "kp-bench: %s: %s: %s\n", what, kp_status_string(st), kp_last_error_message());
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    int rc = parse_args(argc, argv, &opt);
+    if (rc >= 0)
+        return rc;
+
+    int count = 0;
+    kp_status st = kp_device_count(&count);
+    if (st == KP_ERR_NO_DRIVER || (st == KP_OK && count == 0)) {
+        fprintf(stderr, "kp-bench: skipped, no %s device: %s\n", kp_backend_name(),
+               st == KP_OK ? "the driver reports 0 devices" : kp_last_error_message());
+        return EXIT_SKIP;
+    }
+    if (st != KP_OK)
+        return fail_setup("counting devices", st);
+
+    /* Module load times first, before anything else touches the modules. */
+    size_t modules = kp_module_count();
+    struct module_time *mt = calloc(modules ? modules : 1, sizeof(*mt));
+    if (!mt)
+        return fail_setup("out of host memory", KP_ERR_OUT_OF_MEMORY);
+    for (size_t m = 0; m < modules; m++) {
+        kp_module_info mi;
+        kp_module_get_info(m, &mi);
+        mt[m].name = mi.name;
+    }
+    struct bench b = {.opt = &opt, .chunk_bytes = 4u << 20, .rng = 0x9E3779B97F4A7C15ull};
+    st = kp_device_open(0, &b.dev);
+    if (st != KP_OK)
+        return fail_setup("opening device 0", st);
+    bool failed = load_modules(b.dev, mt, modules, true) != KP_OK;
+    kp_device_close(&b.dev);
+    st = kp_device_open(0, &b.dev);
+    if (st != KP_OK)
+        return fail_setup("reopening device 0", st);
+    failed |= load_modules(b.dev, mt, modules, false) != KP_OK;
+
+    kp_device_info info;
+    kp_device_get_info(b.dev, &info);
+    st = kp_stream_create(b.dev, &b.stream);
+    b.start = calloc((size_t)opt.iters, sizeof(*b.start));
+    b.end = calloc((size_t)opt.iters, sizeof(*b.end));
+    b.ms = calloc((size_t)opt.iters, sizeof(*b.ms));
+    b.chunk = malloc(b.chunk_bytes);
+    if (st == KP_OK && (!b.start || !b.end || !b.ms || !b.chunk))
+        st = KP_ERR_OUT_OF_MEMORY;
+    for (int i = 0; st == KP_OK && i < opt.iters; i++) {
+        st = kp_event_create(b.dev, &b.start[i]);
+        if (st == KP_OK)
+            st = kp_event_create(b.dev, &b.end[i]);
+    }
+    if (st != KP_OK)
+        return fail_setup("creating the stream and events", st);
+
+    struct result *results = calloc(N_CASES * KP_DTYPE_COUNT, sizeof(*results));
+    if (!results)
+        return fail_setup("out of host memory", KP_ERR_OUT_OF_MEMORY);
+    size_t nres = 0;
+    if (!opt.json) {
+        print_header(&b, &info);
+        print_modules_text(mt, modules);
+    }
+    for (size_t c = 0; c < N_CASES; c++) {
+        for (int d = 0; d < KP_DTYPE_COUNT; d++) {
+            if (!opt.ops[c] || !(opt.dtypes & cases[c].dtypes & DT(d)))
+                continue;
+            struct result *r = &results[nres++];
+            bench_case(&b, &cases[c], (kp_dtype)d, r);
+            failed |= r->status != KP_OK;
+            if (!opt.json)
+                print_result_text(r, opt.elements);
+        }
+    }
+    if (opt.json)
+        print_json(&b, &info, mt, modules, results, nres);
+    else if (nres == 0)
+        printf("no case accepts the chosen dtypes (--list shows which do)\n");
+
+    for (int i = 0; i < opt.iters; i++) {
+        kp_event_destroy(&b.start[i]);
+        kp_event_destroy(&b.end[i]);
+    }
+    free(b.start);
+    free(b.end);
+    free(b.ms);
+    free(b.chunk);
+    free(results);
+    free(mt);
+    kp_stream_destroy(&b.stream);
+    kp_device_close(&b.dev);
+    return failed ? 1 : 0;
+}
