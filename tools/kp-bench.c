@@ -129,6 +129,55 @@ static kp_status run_cast(const struct bench_io *io)
     return kp_cast(io->stream, io->out, &io->in[0]);
 }
 
+/* Binary ops: one run function per op. */
+#define BINARY_RUN(name, op)                                                          \
+    static kp_status run_##name(const struct bench_io *io)                            \
+    {                                                                                 \
+        return kp_binary(io->stream, op, io->out, &io->in[0], &io->in[1]);            \
+    }
+BINARY_RUN(add, KP_BINARY_ADD)
+BINARY_RUN(sub, KP_BINARY_SUB)
+BINARY_RUN(mul, KP_BINARY_MUL)
+BINARY_RUN(div, KP_BINARY_DIV)
+BINARY_RUN(minimum, KP_BINARY_MINIMUM)
+BINARY_RUN(maximum, KP_BINARY_MAXIMUM)
+BINARY_RUN(eq, KP_BINARY_EQ)
+BINARY_RUN(ne, KP_BINARY_NE)
+BINARY_RUN(lt, KP_BINARY_LT)
+BINARY_RUN(le, KP_BINARY_LE)
+BINARY_RUN(gt, KP_BINARY_GT)
+BINARY_RUN(ge, KP_BINARY_GE)
+
+/* lhs viewed as rows x cols plus one row of rhs broadcast down the rows
+ * (a bias add): the strided path. */
+static kp_status run_add_row_broadcast(const struct bench_io *io)
+{
+    int64_t rows, cols;
+    square_shape(io->n, &rows, &cols);
+    int64_t shape[2] = {rows, cols};
+    kp_tensor dst = *io->out, lhs = io->in[0], rhs = io->in[1];
+    kp_status st = kp_layout_contiguous(&dst.layout, 2, shape);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&lhs.layout, 2, shape);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&rhs.layout, 2, shape);
+    rhs.layout.strides[0] = 0;
+    return st == KP_OK ? kp_binary(io->stream, KP_BINARY_ADD, &dst, &lhs, &rhs) : st;
+}
+
+static uint64_t bytes_row_broadcast(const struct bench_case *c, kp_dtype dtype, uint64_t n)
+{
+    (void)c;
+    int64_t rows, cols;
+    square_shape(n, &rows, &cols);
+    return (2 * (uint64_t)rows + 1) * (uint64_t)cols * kp_dtype_size(dtype);
+}
+
+static kp_status run_where(const struct bench_io *io)
+{
+    return kp_where(io->stream, io->out, &io->in[0], &io->in[1], &io->in[2]);
+}
+
 /* ---- the cases
  *
  * One row per case. For example, a binary op would add
@@ -151,6 +200,25 @@ static const struct bench_case cases[] = {
      bytes_elementwise, run_cast},
     {"cast", "to bf16", ALL_DTYPES & ~DT(KP_DTYPE_BF16), 1, {SAME}, FIXED(KP_DTYPE_BF16), NULL,
      bytes_elementwise, run_cast},
+#define BINARY_ROW(name, out) \
+    {#name, "contiguous", ALL_DTYPES, 2, {SAME, SAME}, out, NULL, bytes_elementwise, run_##name}
+    BINARY_ROW(add, SAME),
+    BINARY_ROW(sub, SAME),
+    BINARY_ROW(mul, SAME),
+    BINARY_ROW(div, SAME),
+    BINARY_ROW(minimum, SAME),
+    BINARY_ROW(maximum, SAME),
+    BINARY_ROW(eq, FIXED(KP_DTYPE_U8)),
+    BINARY_ROW(ne, FIXED(KP_DTYPE_U8)),
+    BINARY_ROW(lt, FIXED(KP_DTYPE_U8)),
+    BINARY_ROW(le, FIXED(KP_DTYPE_U8)),
+    BINARY_ROW(gt, FIXED(KP_DTYPE_U8)),
+    BINARY_ROW(ge, FIXED(KP_DTYPE_U8)),
+#undef BINARY_ROW
+    {"add", "row broadcast", ALL_DTYPES, 2, {SAME, SAME}, SAME, NULL, bytes_row_broadcast,
+     run_add_row_broadcast},
+    {"where", "u8 cond", ALL_DTYPES, 3, {FIXED(KP_DTYPE_U8), SAME, SAME}, SAME, NULL,
+     bytes_elementwise, run_where},
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
