@@ -15,6 +15,28 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
     return d;
 }
 
+struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout)
+{
+    /* x walks the innermost dimension, y the rows (see kp_for_each_strided):
+     * short rows share a block, long rows spread over several. */
+    uint64_t inner = layout->rank > 0 ? (uint64_t)layout->shape[layout->rank - 1] : 1, rows = 1;
+    for (int d = 0; d + 1 < layout->rank; d++)
+        rows *= (uint64_t)layout->shape[d];
+    unsigned bx = 1;
+    while (bx < 256 && bx < inner)
+        bx *= 2;
+    unsigned by = 256 / bx;
+    uint64_t cap = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1) * 32;
+    uint64_t gx = (inner + bx - 1) / bx, gy = (rows + by - 1) / by;
+    if (gx > cap)
+        gx = cap;
+    uint64_t gy_cap = cap / gx > 65535 ? 65535 : (cap / gx ? cap / gx : 1);
+    if (gy > gy_cap)
+        gy = gy_cap;
+    struct kp_launch_dims d = {{(unsigned)(gx ? gx : 1), (unsigned)(gy ? gy : 1), 1}, {bx, by, 1}, 0};
+    return d;
+}
+
 kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
                     const struct kp_launch_dims *dims, void **args)
 {

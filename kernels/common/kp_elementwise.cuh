@@ -119,53 +119,60 @@ KP_DEVICE void kp_set_contiguous(kp_idx n, T *y, T v) {
     for (kp_idx i = done + tid; i < n; i += step) y[i] = v;
 }
 
-// Element offsets of linear index i in the first NOPS operands of L.
-template <int NOPS>
-KP_DEVICE void kp_strided_offsets(const kp_strided &L, kp_idx i, kp_idx (&off)[NOPS]) {
+// Strided loops walk L as rows of its innermost dimension: the threads of
+// the y grid dimension pick rows (offsets computed once per row, the only
+// divisions), the x dimension walks along the row, so an innermost stride of
+// 1 is coalesced and a broadcast (stride 0) costs nothing. Correct for any
+// grid; kp_launch_strided() on the host picks one that fits the shape.
+template <int NOPS, typename Body>
+KP_DEVICE void kp_for_each_strided(kp_idx n, const kp_strided &L, Body body) {
+    const int last = L.rank - 1;
+    const kp_idx inner = last >= 0 ? (kp_idx)L.shape[last] : 1;
+    if (inner == 0)
+        return;
+    const kp_idx rows = n / inner;
+    kp_idx step[NOPS];
 #pragma unroll
-    for (int k = 0; k < NOPS; k++) off[k] = 0;
-    for (int d = L.rank - 1; d >= 0; d--) {
-        const kp_idx size = (kp_idx)L.shape[d];
-        const kp_idx q = i / size, r = i - q * size;
+    for (int k = 0; k < NOPS; k++) step[k] = last >= 0 ? (kp_idx)L.stride[k][last] : 0;
+    for (kp_idx r = blockIdx.y * (kp_idx)blockDim.y + threadIdx.y; r < rows;
+         r += (kp_idx)gridDim.y * blockDim.y) {
+        kp_idx base[NOPS];
 #pragma unroll
-        for (int k = 0; k < NOPS; k++) off[k] += r * (kp_idx)L.stride[k][d];
-        i = q;
+        for (int k = 0; k < NOPS; k++) base[k] = 0;
+        kp_idx q = r;
+        for (int d = last - 1; d >= 0; d--) {
+            const kp_idx size = (kp_idx)L.shape[d], next = q / size, i = q - next * size;
+#pragma unroll
+            for (int k = 0; k < NOPS; k++) base[k] += i * (kp_idx)L.stride[k][d];
+            q = next;
+        }
+        for (kp_idx j = blockIdx.x * (kp_idx)blockDim.x + threadIdx.x; j < inner;
+             j += (kp_idx)gridDim.x * blockDim.x) {
+            kp_idx off[NOPS];
+#pragma unroll
+            for (int k = 0; k < NOPS; k++) off[k] = base[k] + j * step[k];
+            body(off);
+        }
     }
 }
 
 template <typename T>
 KP_DEVICE void kp_set_strided(kp_idx n, const kp_strided &L, T *y, T v) {
-    for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
-        kp_idx off[1];
-        kp_strided_offsets<1>(L, i, off);
-        y[off[0]] = v;
-    }
+    kp_for_each_strided<1>(n, L, [&](const kp_idx (&o)[1]) { y[o[0]] = v; });
 }
 
 template <typename Tin, typename Tout, typename F>
 KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided &L, const Tin *x, Tout *y, F f) {
-    for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
-        kp_idx off[2];
-        kp_strided_offsets<2>(L, i, off);
-        y[off[0]] = f(x[off[1]]);
-    }
+    kp_for_each_strided<2>(n, L, [&](const kp_idx (&o)[2]) { y[o[0]] = f(x[o[1]]); });
 }
 
 template <typename Ta, typename Tb, typename Tout, typename F>
 KP_DEVICE void kp_zip_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, Tout *y, F f) {
-    for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
-        kp_idx off[3];
-        kp_strided_offsets<3>(L, i, off);
-        y[off[0]] = f(a[off[1]], b[off[2]]);
-    }
+    kp_for_each_strided<3>(n, L, [&](const kp_idx (&o)[3]) { y[o[0]] = f(a[o[1]], b[o[2]]); });
 }
 
 template <typename Ta, typename Tb, typename Tc, typename Tout, typename F>
 KP_DEVICE void kp_zip3_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, const Tc *c,
                                Tout *y, F f) {
-    for (kp_idx i = kp_thread_index(); i < n; i += kp_thread_count()) {
-        kp_idx off[4];
-        kp_strided_offsets<4>(L, i, off);
-        y[off[0]] = f(a[off[1]], b[off[2]], c[off[3]]);
-    }
+    kp_for_each_strided<4>(n, L, [&](const kp_idx (&o)[4]) { y[o[0]] = f(a[o[1]], b[o[2]], c[o[3]]); });
 }

@@ -28,7 +28,7 @@ kp_status kp_fill(kp_stream *stream, const kp_tensor *dst, const void *value)
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout};
     kp_layout_merge(1, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_1d(dev, n, 256);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout);
     void *args[] = {&n, &layout, &y, &bits};
     return kp_launch_family(stream, KP_KF_FILL_STRIDED, dst->dtype, &dims, args);
 }
@@ -46,6 +46,22 @@ static kp_status launch_copy2d(kp_stream *stream, kp_dtype dtype, void *y, uint6
     dims.grid[1] = (unsigned)(ry ? ry : 1);
     void *args[] = {&rows, &cols, &x, &x_stride, &y, &y_stride};
     return kp_launch_family(stream, KP_KF_COPY2D, dtype, &dims, args);
+}
+
+/* y (rows x cols, row stride y_stride) = the transpose of x (cols x rows, row
+ * stride x_stride), through shared-memory tiles of 32 x 32. */
+static kp_status launch_transpose2d(kp_stream *stream, kp_dtype dtype, void *y, uint64_t y_stride,
+                                    const void *x, uint64_t x_stride, uint64_t rows, uint64_t cols)
+{
+    uint64_t tiles_c = (cols + 31) / 32, tiles_r = (rows + 31) / 32;
+    uint64_t cap = (uint64_t)stream->device->info.multiprocessors * 16;
+    uint64_t gx = tiles_c < cap ? tiles_c : cap;
+    uint64_t gy = tiles_r < 65535 ? tiles_r : 65535;
+    if (gx * gy > cap && cap / gx >= 1)
+        gy = cap / gx;
+    struct kp_launch_dims dims = {{(unsigned)gx, (unsigned)(gy ? gy : 1), 1}, {32, 8, 1}, 0};
+    void *args[] = {&rows, &cols, &x, &x_stride, &y, &y_stride};
+    return kp_launch_family(stream, KP_KF_TRANSPOSE2D, dtype, &dims, args);
 }
 
 kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
@@ -82,7 +98,11 @@ kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
         return launch_copy2d(stream, dst->dtype, y, (uint64_t)layout.stride[0][0], x,
                              (uint64_t)layout.stride[1][0], (uint64_t)layout.shape[0],
                              (uint64_t)layout.shape[1]);
-    struct kp_launch_dims dims = kp_launch_1d(dev, n, 256);
+    if (layout.rank == 2 && layout.stride[0][1] == 1 && layout.stride[1][0] == 1)
+        return launch_transpose2d(stream, dst->dtype, y, (uint64_t)layout.stride[0][0], x,
+                                  (uint64_t)layout.stride[1][1], (uint64_t)layout.shape[0],
+                                  (uint64_t)layout.shape[1]);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout);
     void *args[] = {&n, &layout, &x, &y};
     return kp_launch_family(stream, KP_KF_COPY_STRIDED, dst->dtype, &dims, args);
 }

@@ -69,6 +69,8 @@ static const struct layout_case cases[] = {
     {"contiguous odd", 1, {100003}, {0}, {0}, 0, 0},
     {"contiguous offset", 2, {33, 65}, {0}, {0}, 3, 1},
     {"transposed src", 2, {37, 53}, {0}, {1, 37}, 0, 5},
+    {"transposed many tiles", 2, {1000, 777}, {800, 1}, {1, 1003}, 3, 2},
+    {"short rows", 3, {2000, 3, 3}, {0}, {9, 1, 3}, 0, 0},
     {"strided dst", 2, {19, 23}, {47, 2}, {0}, 1, 0},
     {"broadcast src", 3, {4, 5, 129}, {0}, {0, 129, 1}, 0, 0},
     {"row gaps both", 3, {3, 7, 9}, {100, 12, 1}, {70, 10, 1}, 2, 7},
