@@ -98,6 +98,77 @@ KP_API kp_status kp_binary(kp_stream *stream, kp_binary_op op, const kp_tensor *
  * and dtype) but must not otherwise overlap an input or itself. */
 KP_API kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tensor *cond,
                           const kp_tensor *on_true, const kp_tensor *on_false);
+/* unary: dst = op(src), element by element. src and dst have the same dtype
+ * and shape, any layouts; dst may be src itself (same layout) but must not
+ * otherwise overlap it or itself (no stride-0 outputs). `param` is alpha for
+ * KP_UNARY_ELU and the exponent for KP_UNARY_POWF and is ignored by the other
+ * ops; for f32, f16 and bf16 it is rounded to f32 and must lie within f32's
+ * range (infinities and NaN are accepted).
+ *
+ * Float dtypes support every op. They compute in their own precision (f32
+ * for f16/bf16, then rounded to nearest even) with accurate math functions:
+ * f32 and f64 results are within a few units in the last place (ulp) of the
+ * exact result, f16 and bf16 results within one. The exception is the tail
+ * of gelu and gelu_erf for x below about -3, where the results are tiny and
+ * the rounding of the argument of exp/erfc costs up to ~2x^2 ulp (the bounds
+ * checked are in tests/gpu/test_unary.c); results below the normal range
+ * may also lose precision. Integer dtypes support copy, abs, sign, sqr and
+ * relu, and i64 also neg; integer arithmetic wraps (abs and neg of
+ * INT64_MIN give INT64_MIN), and abs and relu are the identity for u8 and
+ * u32. Any other (op, dtype) pair fails with KP_ERR_UNSUPPORTED.
+ *
+ * The ops, with x = src element:
+ *   copy x (bits unchanged) | neg -x | recip 1/x | abs |x|
+ *   sign -1, 0 or +1 (+-0 keep their sign) | sqr x*x | sqrt | rsqrt 1/sqrt(x)
+ *   exp | log (natural) | sin | cos | tanh | erf | ceil | floor
+ *   round: to nearest, halfway cases away from zero (C round())
+ *   relu x <= 0 ? +0 : x | sigmoid 1/(1+exp(-x)) | silu x/(1+exp(-x)),
+ *     both computed through exp(-|x|), so exp never overflows
+ *   gelu (tanh approximation) 0.5x(1+tanh(u)), u = sqrt(2/pi)(x+0.044715x^3),
+ *     computed as x*sigmoid(2u) (as above), which is the same function
+ *     without the cancellation of 1+tanh(u) for negative x
+ *   gelu_erf 0.5x(1+erf(x/sqrt(2))), computed as 0.5x*erfc(-x/sqrt(2))
+ *   elu x > 0 ? x : alpha(exp(x)-1), computed with expm1
+ *   powf pow(x, param) as C pow()
+ * NaN and infinities: a NaN input gives NaN for every float op (sign and
+ * relu included) except powf, which follows C pow() (pow(NaN, 0) = 1).
+ * Infinite inputs give the ops' limits, e.g. exp(-inf) = 0, tanh(+inf) = 1,
+ * sigmoid(-inf) = 0, and gelu, gelu_erf and silu of -inf are -0 (their
+ * formulas alone would give NaN). */
+typedef enum kp_unary_op {
+    KP_UNARY_COPY = 0,
+    KP_UNARY_NEG,
+    KP_UNARY_RECIP,
+    KP_UNARY_ABS,
+    KP_UNARY_SIGN,
+    KP_UNARY_SQR,
+    KP_UNARY_SQRT,
+    KP_UNARY_RSQRT,
+    KP_UNARY_EXP,
+    KP_UNARY_LOG,
+    KP_UNARY_SIN,
+    KP_UNARY_COS,
+    KP_UNARY_TANH,
+    KP_UNARY_ERF,
+    KP_UNARY_CEIL,
+    KP_UNARY_FLOOR,
+    KP_UNARY_ROUND,
+    KP_UNARY_RELU,
+    KP_UNARY_GELU,
+    KP_UNARY_GELU_ERF,
+    KP_UNARY_SILU,
+    KP_UNARY_SIGMOID,
+    KP_UNARY_ELU,
+    KP_UNARY_POWF,
+    KP_UNARY_OP_COUNT
+} kp_unary_op;
+
+KP_API kp_status kp_unary(kp_stream *stream, kp_unary_op op, const kp_tensor *dst,
+                          const kp_tensor *src, double param);
+
+/* The op's name as used in kernel names ("exp", "gelu_erf"); NULL for a value
+ * that is not a kp_unary_op. */
+KP_API const char *kp_unary_op_name(kp_unary_op op);
 
 #ifdef __cplusplus
 }

@@ -6,10 +6,13 @@
 #define KP_KERNEL_FAMILIES_H
 
 #include "internal.h"
+#include "kp_unary_ops.h"
 
 enum kp_suffix_set {
     KP_SUFFIX_DTYPES,   /* f32 f64 f16 bf16 u8 u32 i64 */
     KP_SUFFIX_SIZES,    /* x8 x16 x32 x64: ops that only move bits */
+    KP_SUFFIX_FLOATS,   /* f32 f64 f16 bf16: ops defined for floats only */
+    KP_SUFFIX_SIGNED,   /* f32 f64 f16 bf16 i64: ops that need a sign */
 };
 
 struct kp_kernel_family {
@@ -71,6 +74,10 @@ enum kp_family_id {
     KP_KF_CAST_STRIDED_U8,
     KP_KF_CAST_STRIDED_U32,
     KP_KF_CAST_STRIDED_I64,
+    /* KP_KF_UNARY_<ID> and KP_KF_UNARY_<ID>_STRIDED for each op of kp_unary_ops.h */
+#define KP_UNARY_FAMILY_IDS(ID, name, set) KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED,
+    KP_UNARY_OPS(KP_UNARY_FAMILY_IDS)
+#undef KP_UNARY_FAMILY_IDS
     KP_KF_COUNT
 };
 
@@ -80,11 +87,18 @@ extern const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT];
 
 /* Suffix `index` of a set, or NULL past its end. */
 const char *kp_suffix(enum kp_suffix_set set, size_t index);
-/* Suffix for an element of `dtype` in `set` ("bf16", or "x16"). */
+/* Suffix for an element of `dtype` in `set` ("bf16", or "x16"), or NULL if
+ * the set has no kernel for dtype. */
 const char *kp_suffix_for(enum kp_suffix_set set, kp_dtype dtype);
-/* Writes the kernel name of `family` for `dtype` into buf. */
+/* True if `family` has a kernel for `dtype`. Launchers check this (and
+ * fail with KP_ERR_UNSUPPORTED) before launching a family whose suffix set
+ * does not cover every dtype. */
+bool kp_family_supports(enum kp_family_id family, kp_dtype dtype);
+/* Writes the kernel name of `family` for `dtype` into buf ("" if the family
+ * has no kernel for dtype). */
 void kp_kernel_name(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype dtype);
-/* kp_launch() for the kernel of `family` and `dtype`. */
+/* kp_launch() for the kernel of `family` and `dtype`; KP_ERR_INTERNAL if the
+ * family has no kernel for dtype. */
 kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                            const struct kp_launch_dims *dims, void **args);
 

@@ -1,0 +1,185 @@
+// unary: y = op(x) element by element, for the ops and dtypes listed in
+// kp_unary_ops.h. Every kernel has the same parameters,
+//   <op>_<dtype>(n, x, y, param)  and  <op>_strided_<dtype>(n, layout, x, y, param),
+// where param has the dtype's compute type (alpha for elu, the exponent for
+// powf, ignored by the other ops), so one launcher serves every op.
+//
+// Floats compute in their own precision (f32 for f16/bf16) with the
+// accurate libm functions (no fast-math intrinsics); integers wrap like
+// unsigned C arithmetic (two's complement for i64).
+#include "kp_elementwise.cuh"
+#include "kp_unary_ops.h"
+
+// f32 and f64 versions of each math function, so that an op written once
+// for both never promotes a float to double by accident.
+#define KP_MATH1(NAME, F32, F64)                                \
+    KP_DEVICE float kp_##NAME(float x) { return F32(x); }       \
+    KP_DEVICE double kp_##NAME(double x) { return F64(x); }
+
+KP_MATH1(fabs, fabsf, fabs)
+KP_MATH1(sqrt, sqrtf, sqrt)
+KP_MATH1(rsqrt, rsqrtf, rsqrt)
+KP_MATH1(exp, expf, exp)
+KP_MATH1(expm1, expm1f, expm1)
+KP_MATH1(log, logf, log)
+KP_MATH1(sin, sinf, sin)
+KP_MATH1(cos, cosf, cos)
+KP_MATH1(tanh, tanhf, tanh)
+KP_MATH1(erf, erff, erf)
+KP_MATH1(erfc, erfcf, erfc)
+KP_MATH1(ceil, ceilf, ceil)
+KP_MATH1(floor, floorf, floor)
+KP_MATH1(round, roundf, round)  // half away from zero
+KP_DEVICE float kp_pow(float x, float p) { return powf(x, p); }
+KP_DEVICE double kp_pow(double x, double p) { return pow(x, p); }
+
+template <typename F> KP_DEVICE bool kp_is_neg_inf(F x) { return x < F(0) && isinf(x); }
+
+// x * sigmoid(t) = x / (1 + exp(-t)), through e = exp(-|t|) so that exp
+// never overflows: for t < 0 it is x e / (1 + e), which keeps tiny results
+// (exp(-t) = inf would turn them into 0). NaN t gives NaN.
+template <typename F> KP_DEVICE F kp_mul_sigmoid(F x, F t) {
+    const F e = kp_exp(-kp_fabs(t));
+    return (t >= F(0) ? x : x * e) / (F(1) + e);
+}
+
+// Wrapping integer negation: signed overflow is undefined in C++, so go
+// through uint64_t.
+KP_DEVICE int64_t kp_wrap_neg(int64_t x) { return (int64_t)(0ull - (uint64_t)x); }
+
+// Each op is a struct with apply(x, param) overloads on the compute type:
+// F = float or double (float dtypes), uint32_t (u8, u32), int64_t (i64).
+// Only the overloads an op's dtype set needs exist.
+struct kp_op_copy {  // bit copy: see the kp_unary_fn specialisation
+};
+struct kp_op_neg {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return -x; }
+    KP_DEVICE static int64_t apply(int64_t x, int64_t) { return kp_wrap_neg(x); }
+};
+struct kp_op_recip {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return F(1) / x; }
+};
+struct kp_op_abs {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_fabs(x); }
+    KP_DEVICE static uint32_t apply(uint32_t x, uint32_t) { return x; }
+    KP_DEVICE static int64_t apply(int64_t x, int64_t) { return x < 0 ? kp_wrap_neg(x) : x; }
+};
+struct kp_op_sign {  // -1, 0 or 1; keeps the sign of a zero; NaN stays NaN
+    template <typename F> KP_DEVICE static F apply(F x, F) {
+        return x > F(0) ? F(1) : x < F(0) ? F(-1) : x;
+    }
+    KP_DEVICE static uint32_t apply(uint32_t x, uint32_t) { return x != 0; }
+    KP_DEVICE static int64_t apply(int64_t x, int64_t) { return (x > 0) - (x < 0); }
+};
+struct kp_op_sqr {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return x * x; }
+    KP_DEVICE static uint32_t apply(uint32_t x, uint32_t) { return x * x; }
+    KP_DEVICE static int64_t apply(int64_t x, int64_t) {
+        return (int64_t)((uint64_t)x * (uint64_t)x);
+    }
+};
+struct kp_op_sqrt {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_sqrt(x); }
+};
+struct kp_op_rsqrt {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_rsqrt(x); }
+};
+struct kp_op_exp {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_exp(x); }
+};
+struct kp_op_log {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_log(x); }
+};
+struct kp_op_sin {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_sin(x); }
+};
+struct kp_op_cos {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_cos(x); }
+};
+struct kp_op_tanh {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_tanh(x); }
+};
+struct kp_op_erf {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_erf(x); }
+};
+struct kp_op_ceil {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_ceil(x); }
+};
+struct kp_op_floor {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_floor(x); }
+};
+struct kp_op_round {
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_round(x); }
+};
+struct kp_op_relu {  // NaN passes through (x <= 0 is false); -0 gives +0
+    template <typename F> KP_DEVICE static F apply(F x, F) { return x <= F(0) ? F(0) : x; }
+    KP_DEVICE static uint32_t apply(uint32_t x, uint32_t) { return x; }
+    KP_DEVICE static int64_t apply(int64_t x, int64_t) { return x < 0 ? 0 : x; }
+};
+// gelu, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+// Computed as x sigmoid(2u), the same function, because 1 + tanh(u)
+// cancels to nothing for negative x while exp(-2|u|) keeps full relative
+// precision. The limit at -inf is -0 (the formula alone gives NaN).
+struct kp_op_gelu {
+    template <typename F> KP_DEVICE static F apply(F x, F) {
+        const F two_u = F(1.5957691216057308) * (x + F(0.044715) * x * x * x);  // 2 sqrt(2/pi)
+        const F y = kp_mul_sigmoid(x, two_u);
+        return kp_is_neg_inf(x) ? F(-0.0) : y;
+    }
+};
+// gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)) == 0.5 x erfc(-x / sqrt 2);
+// erfc avoids the cancellation of 1 + erf for negative x.
+struct kp_op_gelu_erf {
+    template <typename F> KP_DEVICE static F apply(F x, F) {
+        const F y = F(0.5) * x * kp_erfc(x * F(-0.70710678118654752));
+        return kp_is_neg_inf(x) ? F(-0.0) : y;
+    }
+};
+struct kp_op_silu {  // x / (1 + exp(-x)); -0 at -inf
+    template <typename F> KP_DEVICE static F apply(F x, F) {
+        const F y = kp_mul_sigmoid(x, x);
+        return kp_is_neg_inf(x) ? F(-0.0) : y;
+    }
+};
+struct kp_op_sigmoid {  // 1 / (1 + exp(-x))
+    template <typename F> KP_DEVICE static F apply(F x, F) { return kp_mul_sigmoid(F(1), x); }
+};
+// elu: x > 0 ? x : alpha (exp(x) - 1), with expm1 for accuracy near 0.
+struct kp_op_elu {
+    template <typename F> KP_DEVICE static F apply(F x, F alpha) {
+        return x > F(0) ? x : alpha * kp_expm1(x);
+    }
+};
+struct kp_op_powf {  // C pow(): pow(x, 0) is 1 even for NaN x
+    template <typename F> KP_DEVICE static F apply(F x, F p) { return kp_pow(x, p); }
+};
+
+// Element functor: load into the compute type, apply, store.
+template <typename T, typename Op> struct kp_unary_fn {
+    typename kp_compute<T>::type param;
+    __device__ T operator()(T x) const { return kp_store<T>(Op::apply(kp_load(x), param)); }
+};
+// copy moves the bits unchanged (16-bit NaN payloads included).
+template <typename T> struct kp_unary_fn<T, kp_op_copy> {
+    typename kp_compute<T>::type param;
+    __device__ T operator()(T x) const { return x; }
+};
+
+#define KP_UNARY(OP, NAME, T)                                                                \
+    KP_KERNEL void OP##_##NAME(kp_idx n, const T *x, T *y, kp_compute<T>::type param) {     \
+        kp_map_contiguous(n, x, y, kp_unary_fn<T, kp_op_##OP>{param});                       \
+    }                                                                                        \
+    KP_KERNEL void OP##_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y,       \
+                                       kp_compute<T>::type param) {                          \
+        kp_map_strided(n, layout, x, y, kp_unary_fn<T, kp_op_##OP>{param});                  \
+    }
+
+// The dtype sets of kp_unary_ops.h: X(op, suffix, storage type).
+#define KP_UNARY_FOR_FLOATS(X, OP) \
+    X(OP, f32, float) X(OP, f64, double) X(OP, f16, kp_f16) X(OP, bf16, kp_bf16)
+#define KP_UNARY_FOR_SIGNED(X, OP) KP_UNARY_FOR_FLOATS(X, OP) X(OP, i64, int64_t)
+#define KP_UNARY_FOR_DTYPES(X, OP) \
+    KP_UNARY_FOR_SIGNED(X, OP) X(OP, u8, uint8_t) X(OP, u32, uint32_t)
+
+#define KP_UNARY_OP_KERNELS(ID, OP, SET) KP_UNARY_FOR_##SET(KP_UNARY, OP)
+KP_UNARY_OPS(KP_UNARY_OP_KERNELS)
