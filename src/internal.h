@@ -110,6 +110,10 @@ kp_status kp_check_no_self_overlap(const char *fn, const char *what, const kp_te
 /* dst and src must not overlap unless they are the very same view (if allowed). */
 kp_status kp_check_no_overlap(const char *fn, const kp_tensor *dst, const kp_tensor *src,
                               bool same_view_ok);
+/* The byte ranges of a and b (named what_a, what_b in the message) must not
+ * overlap; an empty tensor overlaps nothing. */
+kp_status kp_check_disjoint(const char *fn, const char *what_a, const kp_tensor *a,
+                            const char *what_b, const kp_tensor *b);
 
 /* ---- layouts (layout.c) */
 bool kp_layout_is_contiguous(const kp_layout *l);

@@ -10,6 +10,8 @@
 enum kp_suffix_set {
     KP_SUFFIX_DTYPES,   /* f32 f64 f16 bf16 u8 u32 i64 */
     KP_SUFFIX_SIZES,    /* x8 x16 x32 x64: ops that only move bits */
+    KP_SUFFIX_IDS_SIZES,  /* <ids>_<size>: u8_x8 .. i64_x64, ids of u8, u32, i64 */
+    KP_SUFFIX_IDS_DTYPES, /* <ids>_<dtype>: u8_f32 .. i64_i64 */
 };
 
 struct kp_kernel_family {
@@ -25,6 +27,14 @@ enum kp_family_id {
     KP_KF_FILL_STRIDED,
     KP_KF_COPY_STRIDED,
     KP_KF_COPY2D,
+    KP_KF_INDEX_SELECT,
+    KP_KF_GATHER,
+    KP_KF_SCATTER,
+    KP_KF_SCATTER_ADD,
+    KP_KF_ARGSORT_ROWS,
+    KP_KF_ARGSORT_TILES,
+    KP_KF_ARGSORT_MERGE,
+    KP_KF_ARGSORT_MERGE_FINAL,
     KP_KF_COUNT
 };
 
@@ -41,5 +51,13 @@ void kp_kernel_name(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_d
 /* kp_launch() for the kernel of `family` and `dtype`. */
 kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                            const struct kp_launch_dims *dims, void **args);
+
+/* The same for the *_IDS_* sets, whose kernels also depend on the dtype of
+ * the ids (u8, u32 or i64). */
+const char *kp_suffix_for_ids(enum kp_suffix_set set, kp_dtype ids, kp_dtype dtype);
+void kp_kernel_name_ids(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype ids,
+                        kp_dtype dtype);
+kp_status kp_launch_family_ids(kp_stream *stream, enum kp_family_id family, kp_dtype ids,
+                               kp_dtype dtype, const struct kp_launch_dims *dims, void **args);
 
 #endif
