@@ -1,6 +1,9 @@
 // Atomic read-modify-write helpers valid on both vendors. Types without a
 // native atomic add (f16, bf16, u8) update their containing aligned 32-bit
 // word with a compare-and-swap loop, which every CUDA and AMD GPU supports.
+// That word may hold neighbouring elements (written back unchanged; a
+// concurrent plain store to them makes the CAS retry) and never crosses the
+// end of the mapped allocation, whose size is a whole number of pages.
 #pragma once
 #include "kp_device.cuh"
 
