@@ -119,6 +119,10 @@ kp_status kp_check_no_overlap_with(const char *fn, const kp_tensor *dst, const c
 /* Input `what` has exactly dst's shape (rank and sizes); the message shows both. */
 kp_status kp_check_shape_of(const char *fn, const kp_tensor *dst, const char *what,
                             const kp_tensor *t);
+/* The byte ranges of a and b (named what_a, what_b in the message) must not
+ * overlap; an empty tensor overlaps nothing. */
+kp_status kp_check_disjoint(const char *fn, const char *what_a, const kp_tensor *a,
+                            const char *what_b, const kp_tensor *b);
 
 /* ---- layouts (layout.c) */
 bool kp_layout_is_contiguous(const kp_layout *l);

@@ -123,6 +123,27 @@ static void byte_range(const kp_tensor *t, uint64_t *lo, uint64_t *hi)
     *hi = base + (last + 1) * es;
 }
 
+static bool is_empty(const kp_tensor *t)
+{
+    for (int d = 0; d < t->layout.rank; d++)
+        if (t->layout.shape[d] == 0)
+            return true;
+    return false;
+}
+
+kp_status kp_check_disjoint(const char *fn, const char *what_a, const kp_tensor *a,
+                            const char *what_b, const kp_tensor *b)
+{
+    if (is_empty(a) || is_empty(b))
+        return KP_OK;
+    uint64_t alo, ahi, blo, bhi;
+    byte_range(a, &alo, &ahi);
+    byte_range(b, &blo, &bhi);
+    if (ahi <= blo || bhi <= alo)
+        return KP_OK;
+    return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s overlaps %s", fn, what_a, what_b);
+}
+
 static bool same_view(const kp_tensor *a, const kp_tensor *b)
 {
     if (kp_tensor_base(a) != kp_tensor_base(b) || a->dtype != b->dtype)

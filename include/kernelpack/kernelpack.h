@@ -6,6 +6,8 @@
 #include "device.h"
 #include "tensor.h"
 #include "ops.h"
+#include "indexing.h"
+#include "sort.h"
 #include "modules.h"
 
 #endif

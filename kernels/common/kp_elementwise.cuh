@@ -119,6 +119,21 @@ KP_DEVICE void kp_set_contiguous(kp_idx n, T *y, T v) {
     for (kp_idx i = done + tid; i < n; i += step) y[i] = v;
 }
 
+// Element offsets of linear index i (row-major over L's shape) in the first
+// NOPS operands of L.
+template <int NOPS>
+KP_DEVICE void kp_strided_offsets(const kp_strided &L, kp_idx i, kp_idx (&off)[NOPS]) {
+#pragma unroll
+    for (int k = 0; k < NOPS; k++) off[k] = 0;
+    for (int d = L.rank - 1; d >= 0; d--) {
+        const kp_idx size = (kp_idx)L.shape[d];
+        const kp_idx q = i / size, r = i - q * size;
+#pragma unroll
+        for (int k = 0; k < NOPS; k++) off[k] += r * (kp_idx)L.stride[k][d];
+        i = q;
+    }
+}
+
 // Strided loops walk L as rows of its innermost dimension: the threads of
 // the y grid dimension pick rows (offsets computed once per row, the only
 // divisions), the x dimension walks along the row, so an innermost stride of

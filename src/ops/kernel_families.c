@@ -60,6 +60,14 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_UNARY_##ID##_STRIDED] = {KP_MODULE_UNARY, #name "_strided_%s", KP_SUFFIX_##set},
     KP_UNARY_OPS(KP_UNARY_FAMILY_ROWS)
 #undef KP_UNARY_FAMILY_ROWS
+    [KP_KF_INDEX_SELECT] = {KP_MODULE_INDEXING, "index_select_%s", KP_SUFFIX_IDS_SIZES},
+    [KP_KF_GATHER] = {KP_MODULE_INDEXING, "gather_%s", KP_SUFFIX_IDS_SIZES},
+    [KP_KF_SCATTER] = {KP_MODULE_INDEXING, "scatter_%s", KP_SUFFIX_IDS_SIZES},
+    [KP_KF_SCATTER_ADD] = {KP_MODULE_INDEXING, "scatter_add_%s", KP_SUFFIX_IDS_DTYPES},
+    [KP_KF_ARGSORT_ROWS] = {KP_MODULE_SORT, "argsort_rows_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_ARGSORT_TILES] = {KP_MODULE_SORT, "argsort_tiles_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_ARGSORT_MERGE] = {KP_MODULE_SORT, "argsort_merge_%s", KP_SUFFIX_SIZES},
+    [KP_KF_ARGSORT_MERGE_FINAL] = {KP_MODULE_SORT, "argsort_merge_final_%s", KP_SUFFIX_SIZES},
 };
 
 static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};
@@ -69,30 +77,62 @@ static const kp_dtype float_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16
 static const kp_dtype signed_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16,
                                          KP_DTYPE_I64};
 
+#define KP_IDS_SIZES(I) I "_x8", I "_x16", I "_x32", I "_x64"
+#define KP_IDS_DTYPES(I) I "_f32", I "_f64", I "_f16", I "_bf16", I "_u8", I "_u32", I "_i64"
+/* Ordered ids-major: u8, u32, i64, then the sizes or dtypes in their order. */
+static const char *const ids_size_suffixes[] = {KP_IDS_SIZES("u8"), KP_IDS_SIZES("u32"),
+                                                KP_IDS_SIZES("i64")};
+static const char *const ids_dtype_suffixes[] = {KP_IDS_DTYPES("u8"), KP_IDS_DTYPES("u32"),
+                                                 KP_IDS_DTYPES("i64")};
+#define KP_COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 static bool dtype_subset(enum kp_suffix_set set, const kp_dtype **dtypes, size_t *count)
 {
     switch (set) {
     case KP_SUFFIX_FLOATS:
         *dtypes = float_dtypes;
-        *count = sizeof(float_dtypes) / sizeof(float_dtypes[0]);
+        *count = KP_COUNT_OF(float_dtypes);
         return true;
     case KP_SUFFIX_SIGNED:
         *dtypes = signed_dtypes;
-        *count = sizeof(signed_dtypes) / sizeof(signed_dtypes[0]);
+        *count = KP_COUNT_OF(signed_dtypes);
         return true;
     default:
         return false;
     }
 }
 
+static size_t size_index(kp_dtype dtype)
+{
+    switch (kp_dtype_size(dtype)) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    default: return 3;
+    }
+}
+
+static size_t ids_index(kp_dtype ids)
+{
+    return ids == KP_DTYPE_U8 ? 0 : ids == KP_DTYPE_U32 ? 1 : 2;
+}
+
 const char *kp_suffix(enum kp_suffix_set set, size_t index)
 {
     const kp_dtype *dtypes;
     size_t count;
-    if (set == KP_SUFFIX_DTYPES)
+    switch (set) {
+    case KP_SUFFIX_DTYPES:
         return index < KP_DTYPE_COUNT ? kp_dtype_name((kp_dtype)index) : NULL;
-    if (set == KP_SUFFIX_SIZES)
-        return index < 4 ? size_suffixes[index] : NULL;
+    case KP_SUFFIX_SIZES:
+        return index < KP_COUNT_OF(size_suffixes) ? size_suffixes[index] : NULL;
+    case KP_SUFFIX_IDS_SIZES:
+        return index < KP_COUNT_OF(ids_size_suffixes) ? ids_size_suffixes[index] : NULL;
+    case KP_SUFFIX_IDS_DTYPES:
+        return index < KP_COUNT_OF(ids_dtype_suffixes) ? ids_dtype_suffixes[index] : NULL;
+    default:
+        break;
+    }
     if (dtype_subset(set, &dtypes, &count))
         return index < count ? kp_dtype_name(dtypes[index]) : NULL;
     return NULL;
@@ -112,12 +152,14 @@ const char *kp_suffix_for(enum kp_suffix_set set, kp_dtype dtype)
                 return kp_dtype_name(dtype);
         return NULL;
     }
-    switch (kp_dtype_size(dtype)) {
-    case 1: return size_suffixes[0];
-    case 2: return size_suffixes[1];
-    case 4: return size_suffixes[2];
-    default: return size_suffixes[3];
-    }
+    return size_suffixes[size_index(dtype)];
+}
+
+const char *kp_suffix_for_ids(enum kp_suffix_set set, kp_dtype ids, kp_dtype dtype)
+{
+    if (set == KP_SUFFIX_IDS_SIZES)
+        return ids_size_suffixes[ids_index(ids) * KP_COUNT_OF(size_suffixes) + size_index(dtype)];
+    return ids_dtype_suffixes[ids_index(ids) * KP_DTYPE_COUNT + (size_t)dtype];
 }
 
 bool kp_family_supports(enum kp_family_id family, kp_dtype dtype)
@@ -142,5 +184,20 @@ kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype
     if (!name[0])
         return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for %s",
                        kp_kernel_families[family].pattern, kp_dtype_name(dtype));
+    return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
+}
+
+void kp_kernel_name_ids(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype ids,
+                        kp_dtype dtype)
+{
+    const struct kp_kernel_family *f = &kp_kernel_families[family];
+    snprintf(buf, KP_KERNEL_NAME_MAX, f->pattern, kp_suffix_for_ids(f->suffixes, ids, dtype));
+}
+
+kp_status kp_launch_family_ids(kp_stream *stream, enum kp_family_id family, kp_dtype ids,
+                               kp_dtype dtype, const struct kp_launch_dims *dims, void **args)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    kp_kernel_name_ids(name, family, ids, dtype);
     return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
 }

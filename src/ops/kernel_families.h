@@ -13,6 +13,8 @@ enum kp_suffix_set {
     KP_SUFFIX_SIZES,    /* x8 x16 x32 x64: ops that only move bits */
     KP_SUFFIX_FLOATS,   /* f32 f64 f16 bf16: ops defined for floats only */
     KP_SUFFIX_SIGNED,   /* f32 f64 f16 bf16 i64: ops that need a sign */
+    KP_SUFFIX_IDS_SIZES,  /* <ids>_<size>: u8_x8 .. i64_x64, ids of u8, u32, i64 */
+    KP_SUFFIX_IDS_DTYPES, /* <ids>_<dtype>: u8_f32 .. i64_i64 */
 };
 
 struct kp_kernel_family {
@@ -78,6 +80,14 @@ enum kp_family_id {
 #define KP_UNARY_FAMILY_IDS(ID, name, set) KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED,
     KP_UNARY_OPS(KP_UNARY_FAMILY_IDS)
 #undef KP_UNARY_FAMILY_IDS
+    KP_KF_INDEX_SELECT,
+    KP_KF_GATHER,
+    KP_KF_SCATTER,
+    KP_KF_SCATTER_ADD,
+    KP_KF_ARGSORT_ROWS,
+    KP_KF_ARGSORT_TILES,
+    KP_KF_ARGSORT_MERGE,
+    KP_KF_ARGSORT_MERGE_FINAL,
     KP_KF_COUNT
 };
 
@@ -101,5 +111,13 @@ void kp_kernel_name(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_d
  * family has no kernel for dtype. */
 kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                            const struct kp_launch_dims *dims, void **args);
+
+/* The same for the *_IDS_* sets, whose kernels also depend on the dtype of
+ * the ids (u8, u32 or i64). */
+const char *kp_suffix_for_ids(enum kp_suffix_set set, kp_dtype ids, kp_dtype dtype);
+void kp_kernel_name_ids(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype ids,
+                        kp_dtype dtype);
+kp_status kp_launch_family_ids(kp_stream *stream, enum kp_family_id family, kp_dtype ids,
+                               kp_dtype dtype, const struct kp_launch_dims *dims, void **args);
 
 #endif

@@ -1,0 +1,35 @@
+/* Parameters of the indexing kernels, shared by the launchers (C11) and the
+ * kernels (CUDA/HIP C++). */
+#ifndef KP_INDEXING_ABI_H
+#define KP_INDEXING_ABI_H
+
+#include <stdint.h>
+
+/* The row-copy path of index_select: dst row (o, i) = src row (o, ids[i]),
+ * where o runs over the (collapsed) dims before `dim` and a row is the
+ * row_len elements after `dim`, contiguous in both tensors. Strides are in
+ * elements. `lanes_log2` threads copy one row; a block holds several rows
+ * when rows are short. */
+struct kp_index_rows {
+    int64_t rows;              /* outer * count */
+    int64_t count;             /* number of ids */
+    int64_t row_len;           /* elements per row */
+    int64_t dst_outer_stride;
+    int64_t dst_row_stride;    /* dst stride of `dim` */
+    int64_t src_outer_stride;
+    int64_t src_dim_stride;    /* src stride of `dim` */
+    int64_t src_dim_size;      /* valid ids are 0 .. src_dim_size - 1 */
+    int64_t ids_stride;
+    int32_t lanes_log2;
+    int32_t pad_;
+};
+
+/* The indexed operand of the strided indexing kernels: the element that id
+ * `k` selects lies `k * dim_stride` elements after the operand's offset for
+ * the current position; valid ids are 0 .. dim_size - 1. */
+struct kp_index_dim {
+    int64_t dim_stride;
+    int64_t dim_size;
+};
+
+#endif
