@@ -47,6 +47,9 @@ struct bench_case {
     /* Bytes one run reads plus writes. */
     uint64_t (*bytes)(const struct bench_case *c, kp_dtype dtype, uint64_t n);
     kp_status (*run)(const struct bench_io *io);
+    /* Optional: turns the random inputs of one buffer set into valid ones
+     * (e.g. in-range indices), once, before timing. */
+    kp_status (*prepare)(const struct bench_io *io);
 };
 
 static kp_dtype input_dtype(const struct bench_case *c, int k, kp_dtype dtype)
@@ -178,6 +181,79 @@ static kp_status run_where(const struct bench_io *io)
     return kp_where(io->stream, io->out, &io->in[0], &io->in[1], &io->in[2]);
 }
 
+/* Unary ops: one run function per op. */
+#define UNARY_RUN(name, op)                                                         \
+    static kp_status run_##name(const struct bench_io *io)                          \
+    {                                                                               \
+        return kp_unary(io->stream, op, io->out, &io->in[0], 1.5);                  \
+    }
+UNARY_RUN(neg, KP_UNARY_NEG)
+UNARY_RUN(recip, KP_UNARY_RECIP)
+UNARY_RUN(abs, KP_UNARY_ABS)
+UNARY_RUN(sign, KP_UNARY_SIGN)
+UNARY_RUN(sqr, KP_UNARY_SQR)
+UNARY_RUN(sqrt, KP_UNARY_SQRT)
+UNARY_RUN(rsqrt, KP_UNARY_RSQRT)
+UNARY_RUN(exp, KP_UNARY_EXP)
+UNARY_RUN(log, KP_UNARY_LOG)
+UNARY_RUN(sin, KP_UNARY_SIN)
+UNARY_RUN(cos, KP_UNARY_COS)
+UNARY_RUN(tanh, KP_UNARY_TANH)
+UNARY_RUN(erf, KP_UNARY_ERF)
+UNARY_RUN(ceil, KP_UNARY_CEIL)
+UNARY_RUN(floor, KP_UNARY_FLOOR)
+UNARY_RUN(round, KP_UNARY_ROUND)
+UNARY_RUN(relu, KP_UNARY_RELU)
+UNARY_RUN(gelu, KP_UNARY_GELU)
+UNARY_RUN(gelu_erf, KP_UNARY_GELU_ERF)
+UNARY_RUN(silu, KP_UNARY_SILU)
+UNARY_RUN(sigmoid, KP_UNARY_SIGMOID)
+UNARY_RUN(elu, KP_UNARY_ELU)
+UNARY_RUN(powf, KP_UNARY_POWF)
+
+/* index_select: 4096-wide rows; a table of n / 4096 rows, half as many
+ * random ids, so the output is n / 2 elements. */
+#define SELECT_COLS 4096
+static uint64_t half(uint64_t n) { return n / 2 / SELECT_COLS * SELECT_COLS; }
+static uint64_t select_rows(uint64_t n) { return half(n) / SELECT_COLS; }
+
+static uint64_t bytes_index_select(const struct bench_case *c, kp_dtype dtype, uint64_t n)
+{
+    (void)c;
+    return 2 * half(n) * kp_dtype_size(dtype) + select_rows(n) * 4;
+}
+
+static kp_status prepare_index_select(const struct bench_io *io)
+{
+    uint64_t rows = select_rows(io->n), table_rows = io->n / SELECT_COLS;
+    uint32_t *ids = malloc(rows * sizeof(*ids));
+    if (!ids)
+        return KP_ERR_OUT_OF_MEMORY;
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (uint64_t i = 0; i < rows; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        ids[i] = (uint32_t)(x % table_rows);
+    }
+    kp_status st = kp_memcpy_h2d(io->stream, io->in[1].buffer, 0, ids, rows * sizeof(*ids));
+    if (st == KP_OK)
+        st = kp_stream_synchronize(io->stream);
+    free(ids);
+    return st;
+}
+
+static kp_status run_index_select(const struct bench_io *io)
+{
+    int64_t table[2] = {(int64_t)(io->n / SELECT_COLS), SELECT_COLS};
+    int64_t out[2] = {(int64_t)select_rows(io->n), SELECT_COLS}, nids = out[0];
+    kp_tensor src = io->in[0], ids = io->in[1], dst = *io->out;
+    kp_status st = kp_layout_contiguous(&src.layout, 2, table);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&ids.layout, 1, &nids);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&dst.layout, 2, out);
+    return st == KP_OK ? kp_index_select(io->stream, &dst, &src, &ids, 0, NULL) : st;
+}
+
 /* ---- the cases
  *
  * One row per case. For example, a binary op would add
@@ -219,6 +295,17 @@ static const struct bench_case cases[] = {
      run_add_row_broadcast},
     {"where", "u8 cond", ALL_DTYPES, 3, {FIXED(KP_DTYPE_U8), SAME, SAME}, SAME, NULL,
      bytes_elementwise, run_where},
+#define FLOAT_DTYPES (DT(KP_DTYPE_F32) | DT(KP_DTYPE_F64) | DT(KP_DTYPE_F16) | DT(KP_DTYPE_BF16))
+#define UNARY_ROW(name) \
+    {#name, "contiguous", FLOAT_DTYPES, 1, {SAME}, SAME, NULL, bytes_elementwise, run_##name}
+    UNARY_ROW(neg), UNARY_ROW(recip), UNARY_ROW(abs), UNARY_ROW(sign), UNARY_ROW(sqr),
+    UNARY_ROW(sqrt), UNARY_ROW(rsqrt), UNARY_ROW(exp), UNARY_ROW(log), UNARY_ROW(sin),
+    UNARY_ROW(cos), UNARY_ROW(tanh), UNARY_ROW(erf), UNARY_ROW(ceil), UNARY_ROW(floor),
+    UNARY_ROW(round), UNARY_ROW(relu), UNARY_ROW(gelu), UNARY_ROW(gelu_erf), UNARY_ROW(silu),
+    UNARY_ROW(sigmoid), UNARY_ROW(elu), UNARY_ROW(powf),
+#undef UNARY_ROW
+    {"index_select", "rows of 4096", ALL_DTYPES, 2, {SAME, FIXED(KP_DTYPE_U32)}, SAME, half,
+     bytes_index_select, run_index_select, prepare_index_select},
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -615,6 +702,8 @@ static void bench_case(struct bench *b, const struct bench_case *c, kp_dtype dty
         if (st == KP_OK) {
             cc.io[s] = (struct bench_io){b->stream, dtype, n, cc.in[s], NULL, scalar};
             cc.sets = s + 1;
+            if (c->prepare)
+                st = c->prepare(&cc.io[s]);
         }
     }
     kp_tensor out_t = vector_tensor(out, r->out_dtype, n_out);
