@@ -114,11 +114,14 @@ def compile_cuda(args, src, tmp):
                       "-MD", "-MF", args.depfile, "-MT", args.output]
     cmd += ["-I" + d for d in args.include] + [src, "-o", out]
     run(cmd)
+    # --fatbin leaves one PTX file per arch in the keep dir; --ptx writes the
+    # PTX straight to the output and keeps none.
+    ptx_files = [out] if args.format == "ptx" else [
+        os.path.join(keep, f) for f in sorted(os.listdir(keep)) if f.endswith(".ptx")]
     names = None
-    for f in sorted(os.listdir(keep)):
-        if f.endswith(".ptx"):
-            with open(os.path.join(keep, f)) as fh:
-                found = ptx_entries(fh.read())
+    for path in ptx_files:
+        with open(path) as fh:
+            found = ptx_entries(fh.read())
             if names is not None and found != names:
                 fail("PTX files of %s disagree on the kernel set" % args.module)
             names = found
