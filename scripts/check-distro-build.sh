@@ -4,7 +4,8 @@
 #      --prefix=/usr --libdir=lib/<multiarch>) with dpkg-buildflags'
 #      hardening flags (hardening=+all) and -Dauto_features=enabled (as
 #      Fedora's %meson); build; tests with every timeout multiplied by 10
-#      (CK_TIMEOUT_MULTIPLIER=10 meson test -t 10: slow build machines); then
+#      (CK_TIMEOUT_MULTIPLIER=10 meson test -t 10: slow build machines); no
+#      probing of the build machine's GPUs; then
 #      scripts/check-install.sh --hardening on the result;
 #   2. the same with -Dauto_features=disabled: builds, and has no tests;
 #   3. without Check (pkg-config pointed at an empty directory):
@@ -26,7 +27,11 @@ test_count() { meson introspect --tests "$1" | python3 -c 'import json, sys; pri
 
 step "auto_features=enabled: configure, build, test (offline)"
 offline meson setup "$work/enabled" "$KP_SOURCE_ROOT" "${distro_setup[@]}" -Dauto_features=enabled "$@"
-offline meson compile -C "$work/enabled"
+offline meson compile -C "$work/enabled" 2>&1 | tee "$work/enabled/compile.log"
+# hipcc without --offload-arch would run rocm_agent_enumerator on the build host.
+if grep -q rocm_agent_enumerator "$work/enabled/meson-logs/meson-log.txt" "$work/enabled/compile.log"; then
+    fail "the build probed the build machine's GPUs (rocm_agent_enumerator)"
+fi
 CK_TIMEOUT_MULTIPLIER=10 offline meson test -C "$work/enabled" -t 10 --print-errorlogs
 scripts_dir=$KP_SOURCE_ROOT/scripts
 "$scripts_dir/check-install.sh" "$work/enabled" --hardening
