@@ -1,4 +1,4 @@
-# Helpers shared by scripts/check-*.sh (sourced, not run).
+# Functions shared by scripts/check-*.sh (sourced, not run).
 
 KP_SOURCE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KP_CHECK_NAME=$(basename "$0" .sh)
