@@ -114,10 +114,11 @@ def compile_cuda(args, src, tmp):
                       "-MD", "-MF", args.depfile, "-MT", args.output]
     cmd += ["-I" + d for d in args.include] + [src, "-o", out]
     run(cmd)
+    # --fatbin leaves one PTX file per arch in the keep dir; --ptx writes the
+    # PTX straight to the output and keeps none.
+    ptx_files = [out] if args.format == "ptx" else [
+        os.path.join(keep, f) for f in sorted(os.listdir(keep)) if f.endswith(".ptx")]
     names = None
-    ptx_files = [os.path.join(keep, f) for f in sorted(os.listdir(keep)) if f.endswith(".ptx")]
-    if args.format == "ptx":
-        ptx_files.append(out)
     for path in ptx_files:
         with open(path) as fh:
             found = ptx_entries(fh.read())

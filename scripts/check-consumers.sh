@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds and runs the two consumer projects in tests/consumers/, which use
+# kernelpack the way other projects do:
+#   pkgconfig   finds the library that BUILD_DIR installs (into a scratch
+#               DESTDIR) through kernelpack.pc alone (--wrap-mode=nofallback);
+#   subproject  builds this source tree as a Meson subproject
+#               (--wrap-mode=nodownload --force-fallback-for=kernelpack), for
+#               the backend and targets BUILD_DIR was built for, choosing the
+#               backend through dependency(default_options:); kernelpack's own
+#               tests are enabled there, and `meson test --no-suite kernelpack`
+#               must run the parent's test alone.
+# Each reads gpu_backend from the dependency and its program checks at run
+# time that the library agrees (kp_backend_name, kp_module_count,
+# kp_device_count; passes without a GPU).
+# Usage: scripts/check-consumers.sh BUILD_DIR
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+build=$(cd "${1:?usage: check-consumers.sh BUILD_DIR}" && pwd)
+work=$(work_dir)
+dest=$work/destdir
+cp -r "$KP_SOURCE_ROOT/tests/consumers" "$work/consumers"
+
+step "install $build into $dest"
+DESTDIR=$dest meson install -C "$build" --quiet >/dev/null
+pc=$(find "$dest" -path '*/pkgconfig/kernelpack.pc' | head -1)
+[ -n "$pc" ] || fail "the install of $build has no kernelpack.pc"
+pcdir=$(dirname "$pc")
+libdir=$(dirname "$pcdir")
+backend=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=gpu_backend kernelpack)
+targets=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=gpu_targets kernelpack)
+note "installed kernelpack: gpu_backend=$backend gpu_targets=$targets"
+
+step "consumer through pkg-config"
+(
+    cd "$work/consumers/pkgconfig"
+    export PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest
+    meson setup build --wrap-mode=nofallback -Dexpected_backend="$backend"
+    meson compile -C build
+    LD_LIBRARY_PATH=$libdir meson test -C build --print-errorlogs
+    LD_LIBRARY_PATH=$libdir build/consumer
+)
+
+step "consumer with kernelpack as a subproject (gpu_backend=$backend)"
+(
+    cd "$work/consumers/subproject"
+    copy_source subprojects/kernelpack
+    if [ "$backend" = cuda ]; then target_option=nvcc_archs; else target_option=amdgpu_targets; fi
+    meson setup build --wrap-mode=nodownload --force-fallback-for=kernelpack \
+        -Dkernelpack_backend="$backend" -Dkernelpack:$target_option="$targets" \
+        -Dkernelpack:tests=enabled
+    meson compile -C build
+    build/consumer
+    meson test -C build --no-suite kernelpack --print-errorlogs | tee "$work/parent-tests.txt"
+    ran=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$work/parent-tests.txt")
+    [ "$ran" = 1 ] || fail "meson test --no-suite kernelpack ran $ran tests, want only the parent's 1"
+    meson test -C build --suite kernelpack --print-errorlogs
+)
+
+note "both consumer projects built and passed (backend $backend)"
