@@ -4,9 +4,10 @@
 // where param has the dtype's compute type (alpha for elu, the exponent for
 // powf, ignored by the other ops), so one launcher serves every op.
 //
-// Floats compute in their own precision (f32 for f16/bf16) with the
-// accurate libm functions (no fast-math intrinsics); integers wrap like
-// unsigned C arithmetic (two's complement for i64).
+// f32 and f64 compute in their own precision with the accurate libm
+// functions (no fast-math intrinsics); f16 and bf16 compute in f32 through
+// kp_lowp (see kp_unary_lowp.cuh); integers wrap like unsigned C arithmetic
+// (two's complement for i64).
 #include "kp_elementwise.cuh"
 #include "kp_unary_ops.h"
 
@@ -34,6 +35,8 @@ KP_DEVICE float kp_pow(float x, float p) { return powf(x, p); }
 KP_DEVICE double kp_pow(double x, double p) { return pow(x, p); }
 
 template <typename F> KP_DEVICE bool kp_is_neg_inf(F x) { return x < F(0) && isinf(x); }
+
+#include "kp_unary_lowp.cuh"
 
 // x * sigmoid(t) = x / (1 + exp(-t)), through e = exp(-|t|) so that exp
 // never overflows: for t < 0 it is x e / (1 + e), which keeps tiny results
@@ -154,10 +157,22 @@ struct kp_op_powf {  // C pow(): pow(x, 0) is 1 even for NaN x
     template <typename F> KP_DEVICE static F apply(F x, F p) { return kp_pow(x, p); }
 };
 
-// Element functor: load into the compute type, apply, store.
+// Element functor: load into the op's math type, apply, store. f16 and
+// bf16 compute through kp_lowp (kp_unary_lowp.cuh): f32 with approximate
+// transcendentals that their 8 or 11 significant bits cannot tell from the
+// exact ones, which keeps these ops memory-bound.
+template <typename T> struct kp_unary_math { typedef typename kp_compute<T>::type type; };
+template <> struct kp_unary_math<kp_f16> { typedef kp_lowp type; };
+template <> struct kp_unary_math<kp_bf16> { typedef kp_lowp type; };
+template <typename C> KP_DEVICE C kp_unary_out(C v) { return v; }
+KP_DEVICE float kp_unary_out(kp_lowp v) { return v.v; }
+
 template <typename T, typename Op> struct kp_unary_fn {
     typename kp_compute<T>::type param;
-    __device__ T operator()(T x) const { return kp_store<T>(Op::apply(kp_load(x), param)); }
+    __device__ T operator()(T x) const {
+        typedef typename kp_unary_math<T>::type M;
+        return kp_store<T>(kp_unary_out(Op::apply(M(kp_load(x)), M(param))));
+    }
 };
 // copy moves the bits unchanged (16-bit NaN payloads included).
 template <typename T> struct kp_unary_fn<T, kp_op_copy> {

@@ -105,10 +105,12 @@ KP_API kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tens
  * ops; for f32, f16 and bf16 it is rounded to f32 and must lie within f32's
  * range (infinities and NaN are accepted).
  *
- * Float dtypes support every op. They compute in their own precision (f32
- * for f16/bf16, then rounded to nearest even) with accurate math functions:
- * f32 and f64 results are within a few units in the last place (ulp) of the
- * exact result, f16 and bf16 results within one. The exception is the tail
+ * Float dtypes support every op. f32 and f64 compute in their own precision
+ * with accurate math functions and are within a few units in the last place
+ * (ulp) of the exact result. f16 and bf16 compute in f32, using the
+ * hardware's fast exp, log, sin, cos and reciprocal square root where their
+ * few-f32-ulp error cannot show in 16 bits, then round to nearest even:
+ * their results are within one 16-bit ulp. The exception is the tail
  * of gelu and gelu_erf for x below about -3, where the results are tiny and
  * the rounding of the argument of exp/erfc costs up to ~2x^2 ulp (the bounds
  * checked are in tests/gpu/test_unary.c); results below the normal range

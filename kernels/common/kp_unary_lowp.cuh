@@ -1,0 +1,115 @@
+// kp_lowp: the compute type of the unary ops on f16 and bf16. It is an f32
+// whose transcendental functions are the hardware approximations (a few f32
+// ulp, i.e. 1e-5 of a 16-bit ulp or less) instead of the exactly-rounded
+// libm ones, which cost 10-30 instructions an element and made these ops
+// compute-bound at 16 bits. Where an approximation loses relative accuracy
+// (near zeros of the result, subnormal or huge arguments) the functions
+// switch to a short polynomial or to libm, so every result stays within
+// one 16-bit ulp of the exact value.
+#pragma once
+#include "kp_device.cuh"
+
+struct kp_lowp {
+    float v;
+    kp_lowp() = default;
+    // The ops write constants as F(0.5): exact for a float argument too.
+    __device__ constexpr kp_lowp(double d) : v((float)d) {}
+};
+
+KP_DEVICE kp_lowp kp_lp(float v) { return kp_lowp(v); }
+KP_DEVICE kp_lowp operator+(kp_lowp a, kp_lowp b) { return kp_lp(a.v + b.v); }
+KP_DEVICE kp_lowp operator-(kp_lowp a, kp_lowp b) { return kp_lp(a.v - b.v); }
+KP_DEVICE kp_lowp operator*(kp_lowp a, kp_lowp b) { return kp_lp(a.v * b.v); }
+KP_DEVICE kp_lowp operator/(kp_lowp a, kp_lowp b) { return kp_lp(a.v / b.v); }
+KP_DEVICE kp_lowp operator-(kp_lowp a) { return kp_lp(-a.v); }
+KP_DEVICE bool operator<(kp_lowp a, kp_lowp b) { return a.v < b.v; }
+KP_DEVICE bool operator>(kp_lowp a, kp_lowp b) { return a.v > b.v; }
+KP_DEVICE bool operator<=(kp_lowp a, kp_lowp b) { return a.v <= b.v; }
+KP_DEVICE bool operator>=(kp_lowp a, kp_lowp b) { return a.v >= b.v; }
+
+KP_DEVICE bool kp_is_neg_inf(kp_lowp x) { return x.v < 0.0f && isinf(x.v); }
+
+KP_DEVICE kp_lowp kp_fabs(kp_lowp x) { return kp_lp(fabsf(x.v)); }
+KP_DEVICE kp_lowp kp_ceil(kp_lowp x) { return kp_lp(ceilf(x.v)); }
+KP_DEVICE kp_lowp kp_floor(kp_lowp x) { return kp_lp(floorf(x.v)); }
+KP_DEVICE kp_lowp kp_round(kp_lowp x) { return kp_lp(roundf(x.v)); }
+KP_DEVICE kp_lowp kp_erf(kp_lowp x) { return kp_lp(erff(x.v)); }
+KP_DEVICE kp_lowp kp_erfc(kp_lowp x) { return kp_lp(erfcf(x.v)); }
+KP_DEVICE kp_lowp kp_pow(kp_lowp x, kp_lowp p) { return kp_lp(powf(x.v, p.v)); }
+
+// exp: the hardware exp2 flushes subnormal results, which bf16 can hold,
+// so arguments below -80 take libm.
+KP_DEVICE float kp_lowp_exp(float x) { return x > -80.0f ? __expf(x) : expf(x); }
+KP_DEVICE kp_lowp kp_exp(kp_lowp x) { return kp_lp(kp_lowp_exp(x.v)); }
+
+// expm1: exp(x) - 1 cancels near 0, where a Taylor polynomial takes over
+// (its first omitted term, x^5/120, is below 1e-8 of the result there).
+KP_DEVICE kp_lowp kp_expm1(kp_lowp x) {
+    const float a = x.v;
+    if (fabsf(a) < 0.0625f)
+        return kp_lp(a * (1.0f + a * (0.5f + a * (1.0f / 6.0f + a * (1.0f / 24.0f)))));
+    return kp_lp(kp_lowp_exp(a) - 1.0f);
+}
+
+// log: the approximation is good to 2^-21 absolute near 1 (under half an
+// f16 ulp of the smallest result there) and needs normal, finite input.
+KP_DEVICE kp_lowp kp_log(kp_lowp x) {
+    const float a = x.v;
+    return kp_lp(a >= 1.17549435e-38f && a < INFINITY ? __logf(a) : logf(a));
+}
+
+// sqrt and rsqrt through the hardware reciprocal square root (2 f32 ulp);
+// 0 and infinity keep their exact results.
+KP_DEVICE kp_lowp kp_rsqrt(kp_lowp x) { return kp_lp(rsqrtf(x.v)); }
+KP_DEVICE kp_lowp kp_sqrt(kp_lowp x) {
+    const float a = x.v;
+    return kp_lp(a > 0.0f && a < INFINITY ? a * rsqrtf(a) : sqrtf(a));
+}
+
+// tanh = sign(x) (1 - 2 / (exp(2|x|) + 1)); below |x| = 1/16, where that
+// cancels, its Taylor polynomial (next term 17 x^7 / 315).
+KP_DEVICE kp_lowp kp_tanh(kp_lowp x) {
+    const float a = fabsf(x.v);
+    if (a < 0.0625f) {
+        const float x2 = x.v * x.v;
+        return kp_lp(x.v * (1.0f + x2 * (-1.0f / 3.0f + x2 * (2.0f / 15.0f))));
+    }
+    const float t = 1.0f - 2.0f / (kp_lowp_exp(2.0f * a) + 1.0f);
+    return kp_lp(copysignf(t, x.v));
+}
+
+// sin and cos: the hardware versions are accurate to 2^-21.4 absolute on
+// [-pi, pi], so the argument is first reduced exactly enough (three-part
+// 2 pi, good to 1e-10 for |x| < 2^17; larger arguments take libm), and
+// where the result is near a zero the Taylor series of sin of the small
+// remaining angle is used instead.
+KP_DEVICE float kp_lowp_sin_small(float r) {
+    const float r2 = r * r;
+    return r * (1.0f + r2 * (-1.0f / 6.0f + r2 * (1.0f / 120.0f)));
+}
+KP_DEVICE float kp_lowp_reduce(float x) {
+    const float k = rintf(x * 0.159154943f);
+    float r = fmaf(-k, 6.28318548f, x);
+    r = fmaf(-k, -1.74845553e-7f, r);
+    return fmaf(-k, -4.2770697e-15f, r);
+}
+KP_DEVICE kp_lowp kp_sin(kp_lowp x) {
+    if (!(fabsf(x.v) < 131072.0f))
+        return kp_lp(sinf(x.v));
+    const float r = kp_lowp_reduce(x.v), a = fabsf(r);
+    if (a < 0.0625f)
+        return kp_lp(kp_lowp_sin_small(r));
+    const float s = (3.14159274f - a) + -8.74227766e-8f;  // pi - |r|: sin(r) = sign(r) sin(s)
+    if (s < 0.0625f)
+        return kp_lp(copysignf(kp_lowp_sin_small(s), r));
+    return kp_lp(__sinf(r));
+}
+KP_DEVICE kp_lowp kp_cos(kp_lowp x) {
+    if (!(fabsf(x.v) < 131072.0f))
+        return kp_lp(cosf(x.v));
+    const float r = kp_lowp_reduce(x.v);
+    const float s = (1.57079637f - fabsf(r)) + -4.37113883e-8f;  // cos(r) = sin(pi/2 - |r|)
+    if (fabsf(s) < 0.0625f)
+        return kp_lp(kp_lowp_sin_small(s));
+    return kp_lp(__cosf(r));
+}
