@@ -41,9 +41,10 @@ template <typename F> KP_DEVICE bool kp_is_neg_inf(F x) { return x < F(0) && isi
 // x * sigmoid(t) = x / (1 + exp(-t)), through e = exp(-|t|) so that exp
 // never overflows: for t < 0 it is x e / (1 + e), which keeps tiny results
 // (exp(-t) = inf would turn them into 0). NaN t gives NaN.
+template <typename F> KP_DEVICE F kp_div_bounded(F a, F b) { return a / b; }
 template <typename F> KP_DEVICE F kp_mul_sigmoid(F x, F t) {
     const F e = kp_exp(-kp_fabs(t));
-    return (t >= F(0) ? x : x * e) / (F(1) + e);
+    return kp_div_bounded(t >= F(0) ? x : x * e, F(1) + e);
 }
 
 // Wrapping integer negation: signed overflow is undefined in C++, so go

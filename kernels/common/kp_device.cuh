@@ -48,8 +48,14 @@ KP_DEVICE kp_f16 kp_f32_to_f16(float f) {
 KP_DEVICE float kp_bf16_to_f32(kp_bf16 b) {
     return __uint_as_float((uint32_t)b.bits << 16);
 }
-// Round to nearest even; NaN stays a (quiet) NaN.
+// Round to nearest even; NaN stays a (quiet) NaN, its payload not kept on
+// CUDA (the hardware conversion, one instruction from sm_80 on).
 KP_DEVICE kp_bf16 kp_f32_to_bf16(float f) {
+#if !KP_HIP
+    kp_bf16 h;
+    h.bits = __bfloat16_as_ushort(__float2bfloat16_rn(f));
+    return h;
+#else
     uint32_t u = __float_as_uint(f);
     kp_bf16 b;
     if ((u & 0x7fffffffu) > 0x7f800000u) {
@@ -59,6 +65,7 @@ KP_DEVICE kp_bf16 kp_f32_to_bf16(float f) {
         b.bits = (uint16_t)(u >> 16);
     }
     return b;
+#endif
 }
 
 // Load/store any element type through its compute type.

@@ -33,14 +33,20 @@ KP_DEVICE kp_lowp kp_fabs(kp_lowp x) { return kp_lp(fabsf(x.v)); }
 KP_DEVICE kp_lowp kp_ceil(kp_lowp x) { return kp_lp(ceilf(x.v)); }
 KP_DEVICE kp_lowp kp_floor(kp_lowp x) { return kp_lp(floorf(x.v)); }
 KP_DEVICE kp_lowp kp_round(kp_lowp x) { return kp_lp(roundf(x.v)); }
-KP_DEVICE kp_lowp kp_erf(kp_lowp x) { return kp_lp(erff(x.v)); }
-KP_DEVICE kp_lowp kp_erfc(kp_lowp x) { return kp_lp(erfcf(x.v)); }
 KP_DEVICE kp_lowp kp_pow(kp_lowp x, kp_lowp p) { return kp_lp(powf(x.v, p.v)); }
 
-// exp: the hardware exp2 flushes subnormal results, which bf16 can hold,
-// so arguments below -80 take libm.
-KP_DEVICE float kp_lowp_exp(float x) { return x > -80.0f ? __expf(x) : expf(x); }
+// exp: the hardware exp2 flushes subnormal results, which bf16 can hold, so
+// arguments below -80 are raised by 24 ln 2 and the result scaled by 2^-24
+// (two selects instead of a second, exact exp).
+KP_DEVICE float kp_lowp_exp(float x) {
+    const bool low = x < -80.0f;
+    return __expf(low ? x + 16.6355324f : x) * (low ? 5.96046448e-8f : 1.0f);
+}
 KP_DEVICE kp_lowp kp_exp(kp_lowp x) { return kp_lp(kp_lowp_exp(x.v)); }
+
+// a / b for b in [1, 2] (the sigmoid denominators): the approximate
+// division is exact enough there.
+KP_DEVICE kp_lowp kp_div_bounded(kp_lowp a, kp_lowp b) { return kp_lp(__fdividef(a.v, b.v)); }
 
 // expm1: exp(x) - 1 cancels near 0, where a Taylor polynomial takes over
 // (its first omitted term, x^5/120, is below 1e-8 of the result there).
@@ -52,18 +58,19 @@ KP_DEVICE kp_lowp kp_expm1(kp_lowp x) {
 }
 
 // log: the approximation is good to 2^-21 absolute near 1 (under half an
-// f16 ulp of the smallest result there) and needs normal, finite input.
+// f16 ulp of the smallest result there); it flushes subnormal input, so that
+// is scaled by 2^24 first. 0, infinity, negatives and NaN come out right.
 KP_DEVICE kp_lowp kp_log(kp_lowp x) {
-    const float a = x.v;
-    return kp_lp(a >= 1.17549435e-38f && a < INFINITY ? __logf(a) : logf(a));
+    const bool tiny = x.v < 1.17549435e-38f;
+    return kp_lp(__logf(tiny ? x.v * 16777216.0f : x.v) - (tiny ? 16.6355324f : 0.0f));
 }
 
 // sqrt and rsqrt through the hardware reciprocal square root (2 f32 ulp);
 // 0 and infinity keep their exact results.
 KP_DEVICE kp_lowp kp_rsqrt(kp_lowp x) { return kp_lp(rsqrtf(x.v)); }
 KP_DEVICE kp_lowp kp_sqrt(kp_lowp x) {
-    const float a = x.v;
-    return kp_lp(a > 0.0f && a < INFINITY ? a * rsqrtf(a) : sqrtf(a));
+    const float a = x.v, r = a * rsqrtf(a);
+    return kp_lp(a == 0.0f || a == INFINITY ? a : r);
 }
 
 // tanh = sign(x) (1 - 2 / (exp(2|x|) + 1)); below |x| = 1/16, where that
@@ -74,7 +81,7 @@ KP_DEVICE kp_lowp kp_tanh(kp_lowp x) {
         const float x2 = x.v * x.v;
         return kp_lp(x.v * (1.0f + x2 * (-1.0f / 3.0f + x2 * (2.0f / 15.0f))));
     }
-    const float t = 1.0f - 2.0f / (kp_lowp_exp(2.0f * a) + 1.0f);
+    const float t = 1.0f - __fdividef(2.0f, kp_lowp_exp(2.0f * a) + 1.0f);
     return kp_lp(copysignf(t, x.v));
 }
 
@@ -112,4 +119,23 @@ KP_DEVICE kp_lowp kp_cos(kp_lowp x) {
     if (fabsf(s) < 0.0625f)
         return kp_lp(kp_lowp_sin_small(s));
     return kp_lp(__cosf(r));
+}
+
+// erfc through the Chebyshev fit of Numerical Recipes' erfcc (relative error
+// under 1.2e-7 for every x), with the fast exp; erf below |x| = 1/2 from its
+// Taylor series (next term x^11/1320), where 1 - erfc would cancel.
+KP_DEVICE kp_lowp kp_erfc(kp_lowp x) {
+    const float z = fabsf(x.v), t = __fdividef(1.0f, 1.0f + 0.5f * z);
+    const float p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +
+                    t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f +
+                    t * (-0.82215223f + t * 0.17087277f))))))));
+    const float r = z >= 10.0f ? 0.0f : t * kp_lowp_exp(p - z * z);  // erfc(10) < 1e-44
+    return kp_lp(x.v >= 0.0f ? r : 2.0f - r);  // NaN: r is NaN either way
+}
+KP_DEVICE kp_lowp kp_erf(kp_lowp x) {
+    const float a = x.v, a2 = a * a;
+    if (fabsf(a) < 0.5f)
+        return kp_lp(a * (1.12837917f + a2 * (-0.376126389f + a2 * (0.112837917f +
+                     a2 * (-0.0268661706f + a2 * 0.00522397762f)))));
+    return kp_lp(copysignf(1.0f - kp_erfc(kp_lp(fabsf(a))).v, a));
 }
