@@ -6,6 +6,7 @@
 #include "device.h"
 #include "tensor.h"
 #include "ops.h"
+#include "reduce.h"
 #include "modules.h"
 
 #endif
