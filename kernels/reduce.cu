@@ -410,7 +410,7 @@ struct kp_rmsnorm_algo {
         typedef typename kp_compute<T>::type C;
         constexpr int N = kp_row<T, VEC>::N;
         C ss = 0;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](kp_idx, C (&v)[N]) {
 #pragma unroll
             for (int i = 0; i < N; i++)
                 ss += v[i] * v[i];  // padding holds 0
@@ -440,7 +440,7 @@ struct kp_layernorm_algo {
         constexpr int N = kp_row<T, VEC>::N;
         const kp_op_sum<C> sum_op;
         C sum = 0;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](kp_idx, C (&v)[N]) {
 #pragma unroll
             for (int i = 0; i < N; i++)
                 sum += v[i];  // padding holds 0

@@ -172,7 +172,7 @@ static kp_status check_reduce(const char *fn, kp_stream *stream, kp_reduce_op op
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s over %llu elements: indices exceed u32", fn,
                        op_names[op], (unsigned long long)n_red);
     st = kp_check_no_self_overlap(fn, "dst", dst);
-    if (st == KP_OK)
+    if (st == KP_OK && n_src > 0)
         st = kp_check_no_overlap(fn, dst, src, false);
     return st;
 }
