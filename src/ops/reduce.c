@@ -21,7 +21,7 @@
 #include "kernel_families.h"
 
 #define REDUCE_BLOCK 256u
-#define SPLIT_MIN_GROUP 4096u  /* reduced elements per block before splitting pays off */
+#define SPLIT_MIN_GROUP 4096u  /* reduced elements per split (16 per thread) */
 #define SPLIT_MIN_COLS 32u     /* reduced elements per thread and split (cols kernel) */
 
 enum reduce_kind { KIND_GROUPS, KIND_STRIDED, KIND_COLS, KIND_FINAL };
@@ -249,11 +249,13 @@ static void set_chunks(struct kp_reduce_args *a, uint64_t splits, uint64_t align
     a->splits = (int64_t)ceil_div(n_red, chunk);
 }
 
-static unsigned grid_cap(uint64_t blocks)
+/* Blocks for a grid-stride launch: at least 1, and grid x block below 2^31
+ * (HIP takes the global size as 32 bits). */
+static unsigned grid_cap(uint64_t blocks, unsigned block)
 {
     if (blocks == 0)
         return 1;
-    return (unsigned)min_u64(blocks, 1u << 30);
+    return (unsigned)min_u64(blocks, (((uint64_t)1 << 31) - 1) / block);
 }
 
 static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, struct reduce_plan *p)
@@ -276,23 +278,32 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
         set_chunks(a, choose_splits(blocks, n_out, n_red, want_blocks, SPLIT_MIN_COLS, psize), 1);
         a->group = 1;
         p->kind = KIND_COLS;
-        p->dims.grid[0] = grid_cap(blocks);
+        p->dims.grid[0] = grid_cap(blocks, REDUCE_BLOCK);
         p->dims.grid[1] = (unsigned)a->splits;
         return;
     }
-    /* Units of work per output: 16-byte vectors of a contiguous run, else elements. */
+    /* Units of work per output: 16-byte vectors of a contiguous run, else
+     * elements. Long runs get a whole block of 64..256 threads with at least
+     * four units each (several 16-byte loads in flight per thread); short
+     * ones a segment of <= 32 lanes, several per 256-thread block. */
     const uint64_t lanes = 16 / kp_dtype_size(dt);
     const uint64_t units = contig ? n_red / lanes : n_red;
-    const uint64_t whole_block = contig ? 512 : 2048;
-    unsigned group = units >= whole_block ? REDUCE_BLOCK
-                                          : pow2_at_least(ceil_div(units, contig ? 4 : 8));
-    if (group > 32 && group < REDUCE_BLOCK)
-        group = 32;
-    uint64_t out_blocks = ceil_div(n_out, REDUCE_BLOCK / group);
-    uint64_t splits = choose_splits(ceil_div(n_out, 1), n_out, n_red, want_blocks, SPLIT_MIN_GROUP,
-                                    psize);
+    const uint64_t per_thread = contig ? 4 : 8;
+    unsigned block = REDUCE_BLOCK, group;
+    if (units >= 64 * per_thread) {
+        block = 64;
+        while (block < REDUCE_BLOCK && units >= 2 * block * per_thread)
+            block <<= 1;
+        group = block;
+    } else {
+        group = pow2_at_least(ceil_div(units, per_thread));
+        if (group > 32)
+            group = 32;
+    }
+    uint64_t out_blocks = ceil_div(n_out, block / group);
+    uint64_t splits = choose_splits(n_out, n_out, n_red, want_blocks, SPLIT_MIN_GROUP, psize);
     if (out_blocks < want_blocks && splits > 1) {
-        group = REDUCE_BLOCK;
+        block = group = REDUCE_BLOCK;  /* one output per block and split */
         out_blocks = n_out;
     } else {
         splits = 1;
@@ -300,7 +311,8 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
     set_chunks(a, splits, 256);
     a->group = (int32_t)group;
     p->kind = contig ? KIND_GROUPS : KIND_STRIDED;
-    p->dims.grid[0] = grid_cap(out_blocks);
+    p->dims.block[0] = block;
+    p->dims.grid[0] = grid_cap(out_blocks, block);
     p->dims.grid[1] = (unsigned)a->splits;
 }
 
@@ -310,8 +322,9 @@ static struct kp_launch_dims plan_final(struct kp_reduce_args *a)
     uint64_t splits = (uint64_t)a->splits;
     unsigned group = splits >= 64 ? REDUCE_BLOCK : pow2_at_least(splits);
     a->group = (int32_t)group;
-    struct kp_launch_dims d = {{grid_cap(ceil_div((uint64_t)a->n_out, REDUCE_BLOCK / group)), 1, 1},
-                               {REDUCE_BLOCK, 1, 1}, 0};
+    struct kp_launch_dims d = {
+        {grid_cap(ceil_div((uint64_t)a->n_out, REDUCE_BLOCK / group), REDUCE_BLOCK), 1, 1},
+        {REDUCE_BLOCK, 1, 1}, 0};
     return d;
 }
 

@@ -112,8 +112,8 @@ kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst
         group <<= 1;
     a.group = (int32_t)group;
     uint64_t blocks = ((uint64_t)a.rows + ROPE_BLOCK / group - 1) / (ROPE_BLOCK / group);
-    if (blocks > (1u << 30))
-        blocks = 1u << 30;
+    if (blocks > (((uint64_t)1 << 31) - 1) / ROPE_BLOCK)  /* grid x block < 2^31 for HIP */
+        blocks = (((uint64_t)1 << 31) - 1) / ROPE_BLOCK;
     struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {ROPE_BLOCK, 1, 1}, 0};
     const void *xp = kp_tensor_base(src), *cp = kp_tensor_base(cos_table), *sp = kp_tensor_base(sin_table);
     void *yp = kp_tensor_base(dst);

@@ -157,8 +157,8 @@ static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tenso
                     ? (int32_t)pow2_at_least(((uint64_t)cols + group * lanes - 1) / (group * lanes))
                     : 0;
     uint64_t blocks = (rows + block / group - 1) / (block / group);
-    if (blocks > (1u << 30))
-        blocks = 1u << 30;
+    if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
+        blocks = (((uint64_t)1 << 31) - 1) / block;
     *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
     return vec;
 }
