@@ -58,12 +58,26 @@ struct kp_buffer {
 struct kp_stream {
     kp_device *device;
     void *native;
+    pthread_mutex_t scratch_lock;
+    void *scratch;       /* KP_STREAM_SCRATCH_BYTES of device memory, or NULL until first use */
 };
 
 struct kp_event {
     kp_device *device;
     void *native;
 };
+
+/* ---- stream scratch (stream.c) */
+/* Device memory an op may use between its own launches (e.g. the partial
+ * results of a two-pass reduction). */
+#define KP_STREAM_SCRATCH_BYTES ((size_t)1 << 20)
+/* Locks the stream's scratch area for one op, allocating it on first use.
+ * The op queues all its launches that use it, then releases it. Work on a
+ * stream runs in queue order, so the next op's use starts after this one's
+ * ends; the lock keeps two threads' launches on one stream from
+ * interleaving. On failure nothing is locked. */
+kp_status kp_stream_scratch_acquire(kp_stream *stream, void **scratch);
+void kp_stream_scratch_release(kp_stream *stream);
 
 /* ---- code object selection (arch_select.c) */
 /* True if `obj` can run on a device whose arch string is `arch`

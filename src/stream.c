@@ -12,8 +12,13 @@ kp_status kp_stream_create(kp_device *device, kp_stream **out)
     if (!s)
         return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_stream_create: out of host memory");
     s->device = device;
+    if (pthread_mutex_init(&s->scratch_lock, NULL) != 0) {
+        free(s);
+        return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_stream_create: cannot create a mutex");
+    }
     kp_status st = device->be->stream_create(device->native, &s->native);
     if (st != KP_OK) {
+        pthread_mutex_destroy(&s->scratch_lock);
         free(s);
         return st;
     }
@@ -27,9 +32,33 @@ void kp_stream_destroy(kp_stream **stream)
         return;
     kp_stream *s = *stream;
     s->device->be->stream_synchronize(s->device->native, s->native);
+    if (s->scratch)
+        s->device->be->mem_free(s->device->native, s->scratch);
     s->device->be->stream_destroy(s->device->native, s->native);
+    pthread_mutex_destroy(&s->scratch_lock);
     free(s);
     *stream = NULL;
+}
+
+kp_status kp_stream_scratch_acquire(kp_stream *stream, void **scratch)
+{
+    pthread_mutex_lock(&stream->scratch_lock);
+    if (!stream->scratch) {
+        kp_device *dev = stream->device;
+        kp_status st = dev->be->mem_alloc(dev->native, KP_STREAM_SCRATCH_BYTES, &stream->scratch);
+        if (st != KP_OK) {
+            stream->scratch = NULL;
+            pthread_mutex_unlock(&stream->scratch_lock);
+            return st;
+        }
+    }
+    *scratch = stream->scratch;
+    return KP_OK;
+}
+
+void kp_stream_scratch_release(kp_stream *stream)
+{
+    pthread_mutex_unlock(&stream->scratch_lock);
 }
 
 kp_status kp_stream_synchronize(kp_stream *stream)

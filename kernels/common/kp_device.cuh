@@ -33,6 +33,17 @@
 
 typedef unsigned long long kp_idx;  // 64-bit element index everywhere
 
+// Butterfly exchange: returns v from lane (lane ^ lane_mask) within segments
+// of `width` lanes (a power of two <= KP_WAVE_SIZE). Every lane of the wave
+// must make the same call (CUDA passes the full mask).
+template <typename T> KP_DEVICE T kp_shfl_xor(T v, int lane_mask, int width) {
+#if KP_HIP
+    return __shfl_xor(v, lane_mask, width);
+#else
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+#endif
+}
+
 // 16-bit floats travel as raw bits; math happens in f32.
 struct kp_f16 { uint16_t bits; };
 struct kp_bf16 { uint16_t bits; };

@@ -22,4 +22,63 @@ struct kp_strided {
     int64_t stride[KP_KERNEL_MAX_OPERANDS][KP_KERNEL_MAX_RANK];
 };
 
+/* A reduction (kp_reduce) after the host ordered and merged the dimensions:
+ * n_out outputs, each reducing n_red elements. Output o is the linear index
+ * over the kept dims (outermost first); element r of its reduced set is the
+ * linear index over the reduced dims. Strides are in elements; the kernels
+ * get pointers with the offsets applied. */
+struct kp_reduce_args {
+    int64_t n_out;
+    int64_t n_red;
+    int64_t splits;     /* blocks sharing one output: 1 writes dst, more write partials */
+    int64_t chunk;      /* reduced elements per split */
+    int32_t group;      /* threads per output: a power of two <= 32, or the block size */
+    int32_t mean;       /* sum kernels: divide the sum by n_red */
+    int32_t kept_rank;
+    int32_t red_rank;
+    int64_t kept_shape[KP_KERNEL_MAX_RANK];
+    int64_t kept_src_stride[KP_KERNEL_MAX_RANK];
+    int64_t kept_dst_stride[KP_KERNEL_MAX_RANK];
+    int64_t red_shape[KP_KERNEL_MAX_RANK];
+    int64_t red_stride[KP_KERNEL_MAX_RANK];
+};
+
+/* Row-wise ops (softmax, norms) over the last dimension: `rows` rows of
+ * `cols` elements. Row r is the linear index over the outer dims. */
+struct kp_rows_args {
+    int64_t rows;
+    int64_t cols;
+    int32_t group;      /* threads per row: a power of two <= 32, or the block size */
+    int32_t cached;     /* slots each thread keeps in registers (1, 2, 4, 8); 0 streams the row */
+    int32_t outer_rank;
+    int32_t flags;      /* KP_ROWS_* */
+    float eps;
+    int32_t pad_;
+    int64_t outer_shape[KP_KERNEL_MAX_RANK];
+    int64_t x_outer[KP_KERNEL_MAX_RANK];
+    int64_t y_outer[KP_KERNEL_MAX_RANK];
+    int64_t x_inner;    /* element stride along a row */
+    int64_t y_inner;
+    int64_t w_stride;   /* weight and bias strides (norms) */
+    int64_t b_stride;
+};
+#define KP_ROWS_LOG 1      /* softmax: log_softmax */
+#define KP_ROWS_WEIGHT 2   /* norms: multiply by weight */
+#define KP_ROWS_BIAS 4     /* layernorm: add bias */
+
+/* Rotary embedding over x of logical shape (b, h, t, d): every layout is
+ * described by strides in that order. The rotated pairs are (2j, 2j+1)
+ * (interleaved) or (j, j + d/2); cos and sin are indexed (b, t, j) with a b
+ * stride of 0 when the tables are shared by the batch. */
+struct kp_rope_args {
+    int64_t rows;       /* b * h * t */
+    int64_t b, h, t, half;
+    int64_t x_stride[4];
+    int64_t y_stride[4];
+    int64_t cos_stride[3];
+    int64_t sin_stride[3];
+    int32_t interleaved;
+    int32_t group;      /* threads per row */
+};
+
 #endif

@@ -1,0 +1,122 @@
+/* kp_rope: rotary embeddings, launched from the reduce module. Every layout
+ * becomes strides over the logical shape (b, h, t, d), so one kernel serves
+ * the three candle layouts at any strides. */
+#include <string.h>
+
+#include "kernel_families.h"
+
+#define ROPE_BLOCK 256u
+
+static bool is_float(kp_dtype dt)
+{
+    return dt == KP_DTYPE_F32 || dt == KP_DTYPE_F64 || dt == KP_DTYPE_F16 || dt == KP_DTYPE_BF16;
+}
+
+static kp_status check_table(const char *fn, const char *what, const kp_tensor *t, const kp_device *dev,
+                             kp_dtype dtype, int64_t b, int64_t tlen, int64_t half)
+{
+    uint64_t n = 0;
+    kp_status st = kp_check_tensor(fn, what, t, dev, &n);
+    if (st != KP_OK)
+        return st;
+    if (t->dtype != dtype)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is %s but src is %s", fn, what,
+                       kp_dtype_name(t->dtype), kp_dtype_name(dtype));
+    const kp_layout *l = &t->layout;
+    bool ok = (l->rank == 2 && l->shape[0] == tlen && l->shape[1] == half) ||
+              (l->rank == 3 && l->shape[0] == b && l->shape[1] == tlen && l->shape[2] == half);
+    if (!ok)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s must have shape (%lld, %lld) or (%lld, %lld, %lld)",
+                       fn, what, (long long)tlen, (long long)half, (long long)b, (long long)tlen,
+                       (long long)half);
+    return KP_OK;
+}
+
+/* Strides of a table in (b, t, j) order; b stride 0 for a (t, d/2) table. */
+static void table_strides(const kp_tensor *t, int64_t out[3])
+{
+    const kp_layout *l = &t->layout;
+    int o = l->rank == 3 ? 0 : 1;
+    out[0] = 0;
+    for (int d = 0; d < l->rank; d++)
+        out[d + o] = l->strides[d];
+}
+
+kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst, const kp_tensor *src,
+                  const kp_tensor *cos_table, const kp_tensor *sin_table)
+{
+    static const char fn[] = "kp_rope";
+    uint64_t n = 0, n_src = 0;
+    kp_status st = kp_check_stream(fn, stream);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    if (st != KP_OK)
+        return st;
+    if ((unsigned)layout >= KP_ROPE_LAYOUT_COUNT)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: layout %d is not a kp_rope_layout", fn, (int)layout);
+    if (!is_float(src->dtype))
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src is %s; f32, f64, f16 or bf16 are supported", fn,
+                       kp_dtype_name(src->dtype));
+    if (dst->dtype != src->dtype)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
+                       kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    const kp_layout *x = &src->layout;
+    if (x->rank != 4)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src has rank %d; it must be rank 4 (%s)", fn, x->rank,
+                       layout == KP_ROPE_THD ? "b, t, h, d" : "b, h, t, d");
+    st = kp_check_same_shape(fn, dst, src);
+    if (st != KP_OK)
+        return st;
+    const bool thd = layout == KP_ROPE_THD;
+    const int64_t b = x->shape[0], h = x->shape[thd ? 2 : 1], t = x->shape[thd ? 1 : 2], d = x->shape[3];
+    if (d % 2 != 0)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the last dim of src is %lld; it must be even", fn,
+                       (long long)d);
+    if (!cos_table || !sin_table)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, cos_table ? "sin_table" : "cos_table");
+    st = check_table(fn, "cos_table", cos_table, stream->device, src->dtype, b, t, d / 2);
+    if (st == KP_OK)
+        st = check_table(fn, "sin_table", sin_table, stream->device, src->dtype, b, t, d / 2);
+    if (st != KP_OK || n == 0)
+        return st;
+    st = kp_check_no_self_overlap(fn, "dst", dst);
+    if (st == KP_OK)
+        st = kp_check_no_overlap(fn, dst, src, true);
+    if (st == KP_OK && kp_check_no_overlap(fn, dst, cos_table, false) != KP_OK)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst overlaps cos_table", fn);
+    if (st == KP_OK && kp_check_no_overlap(fn, dst, sin_table, false) != KP_OK)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst overlaps sin_table", fn);
+    if (st != KP_OK)
+        return st;
+
+    struct kp_rope_args a;
+    memset(&a, 0, sizeof(a));
+    a.b = b;
+    a.h = h;
+    a.t = t;
+    a.half = d / 2;
+    a.rows = b * h * t;
+    /* (b, h, t, d) order; THD sources are (b, t, h, d). */
+    const int order[4] = {0, thd ? 2 : 1, thd ? 1 : 2, 3};
+    for (int i = 0; i < 4; i++) {
+        a.x_stride[i] = x->strides[order[i]];
+        a.y_stride[i] = dst->layout.strides[order[i]];
+    }
+    table_strides(cos_table, a.cos_stride);
+    table_strides(sin_table, a.sin_stride);
+    a.interleaved = layout == KP_ROPE_INTERLEAVED;
+    unsigned group = 1;
+    while (group < (uint64_t)a.half && group < ROPE_BLOCK)
+        group <<= 1;
+    a.group = (int32_t)group;
+    uint64_t blocks = ((uint64_t)a.rows + ROPE_BLOCK / group - 1) / (ROPE_BLOCK / group);
+    if (blocks > (((uint64_t)1 << 31) - 1) / ROPE_BLOCK)  /* grid x block < 2^31 for HIP */
+        blocks = (((uint64_t)1 << 31) - 1) / ROPE_BLOCK;
+    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {ROPE_BLOCK, 1, 1}, 0};
+    const void *xp = kp_tensor_base(src), *cp = kp_tensor_base(cos_table), *sp = kp_tensor_base(sin_table);
+    void *yp = kp_tensor_base(dst);
+    void *args[] = {&a, &xp, &cp, &sp, &yp};
+    return kp_launch_family(stream, KP_KF_ROPE, src->dtype, &dims, args);
+}

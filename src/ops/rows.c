@@ -1,0 +1,209 @@
+/* kp_softmax, kp_log_softmax, kp_rmsnorm, kp_layernorm: row-wise ops over
+ * the last dimension, launched from the reduce module.
+ *
+ * Geometry: a group of threads per row, a segment of <= 32 lanes for short
+ * rows (several rows per 256-thread block) or a whole block of up to 512
+ * threads. A row that fits KP_ROW_CACHE values per thread is read once into
+ * registers; longer rows are streamed once per pass. The 16-byte-load
+ * kernels (<op>_<dtype>) need unit inner strides and 16-byte-aligned rows in
+ * every operand; other layouts use <op>_strided_<dtype>. */
+#include <math.h>
+#include <string.h>
+
+#include "kernel_families.h"
+
+#define ROW_CACHE_VALUES 16   /* KP_ROW_CACHE in kernels/reduce.cu */
+#define ROW_MAX_BLOCK 512u    /* the kernels' __launch_bounds__ */
+#define ROW_SEGMENT_BLOCK 256u
+
+enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
+
+static const enum kp_family_id row_families[3][2] = {
+    [ROW_SOFTMAX] = {KP_KF_SOFTMAX, KP_KF_SOFTMAX_STRIDED},
+    [ROW_RMSNORM] = {KP_KF_RMSNORM, KP_KF_RMSNORM_STRIDED},
+    [ROW_LAYERNORM] = {KP_KF_LAYERNORM, KP_KF_LAYERNORM_STRIDED},
+};
+
+static bool is_float(kp_dtype dt)
+{
+    return dt == KP_DTYPE_F32 || dt == KP_DTYPE_F64 || dt == KP_DTYPE_F16 || dt == KP_DTYPE_BF16;
+}
+
+static unsigned pow2_at_least(uint64_t n)
+{
+    unsigned p = 1;
+    while (p < n && p < (1u << 30))
+        p <<= 1;
+    return p;
+}
+
+static bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+/* weight or bias: NULL, or a rank-1 tensor of `cols` elements of `dtype`. */
+static kp_status check_vector(const char *fn, const char *what, const kp_tensor *t, const kp_device *dev,
+                              kp_dtype dtype, int64_t cols)
+{
+    uint64_t n = 0;
+    if (!t)
+        return KP_OK;
+    kp_status st = kp_check_tensor(fn, what, t, dev, &n);
+    if (st != KP_OK)
+        return st;
+    if (t->dtype != dtype)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is %s but src is %s", fn, what,
+                       kp_dtype_name(t->dtype), kp_dtype_name(dtype));
+    if (t->layout.rank != 1 || t->layout.shape[0] != cols)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT,
+                       "%s: %s must have shape (%lld), the length of src's last dim", fn, what,
+                       (long long)cols);
+    return KP_OK;
+}
+
+static kp_status check_rows(const char *fn, kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,
+                            const kp_tensor *weight, const kp_tensor *bias, uint64_t *n)
+{
+    uint64_t n_src = 0;
+    kp_status st = kp_check_stream(fn, stream);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "dst", dst, stream->device, n);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    if (st != KP_OK)
+        return st;
+    if (!is_float(src->dtype))
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src is %s; f32, f64, f16 or bf16 are supported",
+                       fn, kp_dtype_name(src->dtype));
+    if (dst->dtype != src->dtype)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
+                       kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    if (src->layout.rank < 1)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src has rank 0; it needs a last dim", fn);
+    st = kp_check_same_shape(fn, dst, src);
+    int64_t cols = src->layout.shape[src->layout.rank - 1];
+    if (st == KP_OK)
+        st = check_vector(fn, "weight", weight, stream->device, src->dtype, cols);
+    if (st == KP_OK)
+        st = check_vector(fn, "bias", bias, stream->device, src->dtype, cols);
+    if (st != KP_OK || *n == 0)
+        return st;
+    st = kp_check_no_self_overlap(fn, "dst", dst);
+    if (st == KP_OK)
+        st = kp_check_no_overlap(fn, dst, src, true);
+    if (st == KP_OK && weight && kp_check_no_overlap(fn, dst, weight, false) != KP_OK)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst overlaps weight", fn);
+    if (st == KP_OK && bias && kp_check_no_overlap(fn, dst, bias, false) != KP_OK)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst overlaps bias", fn);
+    return st;
+}
+
+/* The row geometry and whether the 16-byte-load kernel applies. */
+static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
+                      const kp_tensor *bias, struct kp_rows_args *a, struct kp_launch_dims *dims)
+{
+    const kp_layout *x = &src->layout, *y = &dst->layout;
+    const int last = x->rank - 1;
+    const int64_t cols = x->shape[last];
+    const int64_t lanes = 16 / (int64_t)kp_dtype_size(src->dtype);
+    memset(a, 0, sizeof(*a));
+    a->cols = cols;
+    a->x_inner = cols > 1 ? x->strides[last] : 1;
+    a->y_inner = cols > 1 ? y->strides[last] : 1;
+    a->w_stride = weight && cols > 1 ? weight->layout.strides[0] : 1;
+    a->b_stride = bias && cols > 1 ? bias->layout.strides[0] : 1;
+    uint64_t rows = 1;
+    int r = 0;
+    for (int d = 0; d < last; d++) {
+        int64_t size = x->shape[d];
+        rows *= (uint64_t)size;
+        if (size == 1)
+            continue;
+        if (r > 0 && a->x_outer[r - 1] == x->strides[d] * size && a->y_outer[r - 1] == y->strides[d] * size) {
+            a->outer_shape[r - 1] *= size;
+            a->x_outer[r - 1] = x->strides[d];
+            a->y_outer[r - 1] = y->strides[d];
+            continue;
+        }
+        a->outer_shape[r] = size;
+        a->x_outer[r] = x->strides[d];
+        a->y_outer[r] = y->strides[d];
+        r++;
+    }
+    a->rows = (int64_t)rows;
+    a->outer_rank = r;
+
+    bool vec = a->x_inner == 1 && a->y_inner == 1 && aligned16(kp_tensor_base(src)) &&
+               aligned16(kp_tensor_base(dst));
+    for (int d = 0; d < r; d++)
+        vec = vec && a->x_outer[d] % lanes == 0 && a->y_outer[d] % lanes == 0;
+    if (weight)
+        vec = vec && a->w_stride == 1 && aligned16(kp_tensor_base(weight));
+    if (bias)
+        vec = vec && a->b_stride == 1 && aligned16(kp_tensor_base(bias));
+
+    /* Threads that cache the row with the most slots the kernels allow. */
+    const uint64_t max_slots = ROW_CACHE_VALUES / (uint64_t)lanes;
+    const uint64_t need = ((uint64_t)cols + lanes * max_slots - 1) / (lanes * max_slots);
+    unsigned group, block;
+    if (need <= 32) {
+        group = pow2_at_least(need);
+        block = ROW_SEGMENT_BLOCK;
+    } else if (need <= ROW_MAX_BLOCK) {
+        group = block = pow2_at_least(need) < 64 ? 64 : pow2_at_least(need);
+    } else {
+        group = block = ROW_MAX_BLOCK;
+    }
+    a->group = (int32_t)group;
+    a->cached = need <= ROW_MAX_BLOCK
+                    ? (int32_t)pow2_at_least(((uint64_t)cols + group * lanes - 1) / (group * lanes))
+                    : 0;
+    uint64_t blocks = (rows + block / group - 1) / (block / group);
+    if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
+        blocks = (((uint64_t)1 << 31) - 1) / block;
+    *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
+    return vec;
+}
+
+static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind, int flags,
+                          const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
+                          const kp_tensor *bias, float eps)
+{
+    uint64_t n = 0;
+    kp_status st = check_rows(fn, stream, dst, src, weight, bias, &n);
+    if (st == KP_OK && kind != ROW_SOFTMAX && !(isfinite(eps) && eps >= 0))
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: eps = %g must be finite and >= 0", fn, (double)eps);
+    if (st != KP_OK || n == 0)
+        return st;
+
+    struct kp_rows_args a;
+    struct kp_launch_dims dims;
+    bool vec = plan_rows(dst, src, weight, bias, &a, &dims);
+    a.flags = flags | (weight ? KP_ROWS_WEIGHT : 0) | (bias ? KP_ROWS_BIAS : 0);
+    a.eps = eps;
+    const void *x = kp_tensor_base(src), *w = weight ? kp_tensor_base(weight) : NULL;
+    const void *b = bias ? kp_tensor_base(bias) : NULL;
+    void *y = kp_tensor_base(dst);
+    void *args[] = {&a, &x, &y, &w, &b};
+    return kp_launch_family(stream, row_families[kind][vec ? 0 : 1], src->dtype, &dims, args);
+}
+
+kp_status kp_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
+{
+    return run_rows("kp_softmax", stream, ROW_SOFTMAX, 0, dst, src, NULL, NULL, 0);
+}
+
+kp_status kp_log_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
+{
+    return run_rows("kp_log_softmax", stream, ROW_SOFTMAX, KP_ROWS_LOG, dst, src, NULL, NULL, 0);
+}
+
+kp_status kp_rmsnorm(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,
+                     const kp_tensor *weight, float eps)
+{
+    return run_rows("kp_rmsnorm", stream, ROW_RMSNORM, 0, dst, src, weight, NULL, eps);
+}
+
+kp_status kp_layernorm(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,
+                       const kp_tensor *weight, const kp_tensor *bias, float eps)
+{
+    return run_rows("kp_layernorm", stream, ROW_LAYERNORM, 0, dst, src, weight, bias, eps);
+}

@@ -1,0 +1,307 @@
+/* kp_reduce, softmax, norms and rope: bad arguments get a clear status and
+ * launch nothing; valid calls pick the kernel the plan says. */
+#include <math.h>
+
+#include "unit_util.h"
+
+#define BUF_BYTES 65536
+
+static kp_device *dev;
+static kp_stream *stream;
+static kp_buffer *buf, *small;
+
+static void setup(void)
+{
+    char arch[64];
+    built_arch(arch, sizeof(arch));
+    fake_install(arch);
+    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
+    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
+    ck_assert_int_eq(kp_buffer_alloc(dev, BUF_BYTES, &buf), KP_OK);
+    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
+    memset(kp_buffer_device_ptr(buf), 0x5a, BUF_BYTES);
+}
+
+static void teardown(void)
+{
+    kp_buffer_destroy(&buf);
+    kp_buffer_destroy(&small);
+    kp_stream_destroy(&stream);
+    kp_device_close(&dev);
+    kp_backend_override(NULL);
+}
+
+static kp_tensor tensor(kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
+{
+    kp_tensor t = {buf, dtype, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
+    t.layout.offset = offset;
+    return t;
+}
+
+static void assert_untouched(void)
+{
+    ck_assert_int_eq(atomic_load(&fake.launches), 0);
+    const unsigned char *p = kp_buffer_device_ptr(buf);
+    for (int i = 0; i < BUF_BYTES; i++)
+        ck_assert_int_eq(p[i], 0x5a);
+}
+
+#define EXPECT(call, status, fragment)                                                        \
+    do {                                                                                      \
+        ck_assert_int_eq((call), (status));                                                   \
+        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
+                      kp_last_error_message(), (fragment));                                   \
+    } while (0)
+
+#define LAUNCHES(call, count, kernel)                                                         \
+    do {                                                                                      \
+        int before_ = atomic_load(&fake.launches);                                            \
+        kp_status st_ = (call);                                                               \
+        ck_assert_msg(st_ == KP_OK, "%s: %s", #call, kp_last_error_message());               \
+        ck_assert_int_eq(atomic_load(&fake.launches) - before_, (count));                     \
+        ck_assert_str_eq(fake.last_kernel, (kernel));                                         \
+    } while (0)
+
+START_TEST(test_reduce_rejects_bad_arguments)
+{
+    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 1024);
+    kp_tensor idx = tensor(KP_DTYPE_U32, 2, (int64_t[]){8, 1}, 1024);
+    int last[1] = {1}, both[2] = {0, 1};
+    EXPECT(kp_reduce(NULL, KP_REDUCE_SUM, &dst, &src, last, 1), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, NULL, &src, last, 1), KP_ERR_INVALID_ARGUMENT, "dst is NULL");
+    EXPECT(kp_reduce(stream, (kp_reduce_op)42, &dst, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "op 42 is not");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, last, 0), KP_ERR_INVALID_ARGUMENT,
+           "ndims = 0 is outside 1..2");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, last, 3), KP_ERR_INVALID_ARGUMENT, "ndims = 3");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, NULL, 1), KP_ERR_INVALID_ARGUMENT, "dims is NULL");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, (int[]){2}, 1), KP_ERR_INVALID_ARGUMENT,
+           "dims[0] = 2 is outside 0..1");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, (int[]){-1}, 1), KP_ERR_INVALID_ARGUMENT,
+           "dims[0] = -1");
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, (int[]){1, 1}, 2), KP_ERR_INVALID_ARGUMENT,
+           "dims[1] = 1 is listed twice");
+    kp_tensor idx00 = tensor(KP_DTYPE_U32, 2, (int64_t[]){1, 1}, 1024);
+    EXPECT(kp_reduce(stream, KP_REDUCE_ARGMAX, &idx00, &src, both, 2), KP_ERR_INVALID_ARGUMENT,
+           "argmax reduces exactly one dim");
+    kp_tensor u32src = src;
+    u32src.dtype = KP_DTYPE_U32;
+    EXPECT(kp_reduce(stream, KP_REDUCE_MEAN, &idx, &u32src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "mean needs a float src");
+    kp_tensor bad = dst;
+    bad.dtype = KP_DTYPE_F16;
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "must be f32, not f16");
+    EXPECT(kp_reduce(stream, KP_REDUCE_ARGMIN, &dst, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "must be u32, not f32");
+    bad = tensor(KP_DTYPE_F32, 1, (int64_t[]){8}, 1024);
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "keep src's rank 2");
+    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "dst shape[1] is 16, expected 1");
+    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){7, 1}, 1024);
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "dst shape[0] is 7, expected 8");
+    kp_tensor empty_src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 0}, 0);
+    EXPECT(kp_reduce(stream, KP_REDUCE_MAX, &dst, &empty_src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "max over an empty set");
+    EXPECT(kp_reduce(stream, KP_REDUCE_ARGMIN, &idx, &empty_src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "argmin over an empty set");
+    bad = dst;
+    bad.layout.offset = 4;  /* inside src */
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT, "overlaps src");
+    bad = dst;
+    bad.layout.strides[0] = 0;
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
+           "more than once");
+    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 0);
+    bad.buffer = small;
+    EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_BUFFER_TOO_SMALL, "holds 16 bytes");
+    assert_untouched();
+}
+END_TEST
+
+START_TEST(test_reduce_plans)
+{
+    int last[1] = {1}, first[1] = {0};
+    /* rows of a contiguous matrix: a group per row over a contiguous run */
+    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 1024);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, last, 1), 1, "reduce_sum_f32");
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_MEAN, &dst, &src, last, 1), 1, "reduce_sum_f32");
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_MAX, &dst, &src, last, 1), 1, "reduce_max_f32");
+    kp_tensor idx = dst;
+    idx.dtype = KP_DTYPE_U32;
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_ARGMIN, &idx, &src, last, 1), 1, "reduce_argmin_f32");
+    /* a transposed view reduced along its last dim: elements 8 apart */
+    kp_tensor t = src;
+    t.layout.shape[0] = 16;
+    t.layout.shape[1] = 8;
+    t.layout.strides[0] = 1;
+    t.layout.strides[1] = 16;
+    kp_tensor tdst = tensor(KP_DTYPE_F32, 2, (int64_t[]){16, 1}, 1024);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_MIN, &tdst, &t, last, 1), 1, "reduce_strided_min_f32");
+    /* over the outer dim of a wide matrix: one thread per column */
+    kp_tensor wide = tensor(KP_DTYPE_U8, 2, (int64_t[]){4, 300}, 0);
+    kp_tensor wdst = tensor(KP_DTYPE_U8, 2, (int64_t[]){1, 300}, 2000);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &wdst, &wide, first, 1), 1, "reduce_cols_sum_u8");
+    /* full reduction of a long vector: partials, then the final pass */
+    kp_tensor vec = tensor(KP_DTYPE_U8, 1, (int64_t[]){60000}, 0);
+    kp_tensor one = tensor(KP_DTYPE_U8, 1, (int64_t[]){1}, 60000);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &one, &vec, first, 1), 2, "reduce_final_sum_u8");
+    kp_tensor one32 = tensor(KP_DTYPE_U32, 1, (int64_t[]){1}, 15004);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_ARGMAX, &one32, &vec, first, 1), 2, "reduce_final_argmax_u8");
+    /* over several dims at once: dims 0 and 2 of (4, 4, 4) do not merge */
+    kp_tensor cube = tensor(KP_DTYPE_F64, 3, (int64_t[]){4, 4, 4}, 0);
+    kp_tensor cdst = tensor(KP_DTYPE_F64, 3, (int64_t[]){1, 4, 1}, 100);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &cdst, &cube, (int[]){0, 2}, 2), 1, "reduce_strided_sum_f64");
+    /* dims 1 and 2 merge into one contiguous run */
+    kp_tensor cdst2 = tensor(KP_DTYPE_F64, 3, (int64_t[]){4, 1, 1}, 100);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &cdst2, &cube, (int[]){2, 1}, 2), 1, "reduce_sum_f64");
+    /* an empty output launches nothing */
+    kp_tensor esrc = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 5}, 0);
+    kp_tensor edst = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 1}, 0);
+    int before = atomic_load(&fake.launches);
+    ck_assert_int_eq(kp_reduce(stream, KP_REDUCE_MAX, &edst, &esrc, last, 1), KP_OK);
+    ck_assert_int_eq(atomic_load(&fake.launches), before);
+    /* a sum over an empty set is fine (it writes zeros) */
+    kp_tensor zsrc = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 0}, 0);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &dst, &zsrc, last, 1), 1, "reduce_sum_f32");
+}
+END_TEST
+
+START_TEST(test_rows_reject_bad_arguments)
+{
+    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
+    kp_tensor w = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
+    kp_tensor bad = src;
+    bad.dtype = KP_DTYPE_U32;
+    kp_tensor bad_dst = dst;
+    bad_dst.dtype = KP_DTYPE_U32;
+    EXPECT(kp_softmax(NULL, &dst, &src), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
+    EXPECT(kp_softmax(stream, &bad_dst, &bad), KP_ERR_INVALID_ARGUMENT, "src is u32");
+    EXPECT(kp_log_softmax(stream, &bad_dst, &src), KP_ERR_INVALID_ARGUMENT, "dst is u32 but src is f32");
+    kp_tensor scalar = tensor(KP_DTYPE_F32, 0, NULL, 0), scalar_dst = tensor(KP_DTYPE_F32, 0, NULL, 8);
+    EXPECT(kp_softmax(stream, &scalar_dst, &scalar), KP_ERR_INVALID_ARGUMENT, "rank 0");
+    kp_tensor short_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
+    EXPECT(kp_softmax(stream, &short_dst, &src), KP_ERR_INVALID_ARGUMENT, "src has shape [8, 16] but dst has [8, 15]");
+    kp_tensor overlap = dst;
+    overlap.layout.offset = 64;
+    EXPECT(kp_softmax(stream, &overlap, &src), KP_ERR_INVALID_ARGUMENT, "overlaps");
+    kp_tensor bw = tensor(KP_DTYPE_F32, 1, (int64_t[]){15}, 2048);
+    EXPECT(kp_rmsnorm(stream, &dst, &src, &bw, 1e-5f), KP_ERR_INVALID_ARGUMENT, "weight must have shape (16)");
+    bw = tensor(KP_DTYPE_F32, 2, (int64_t[]){1, 16}, 2048);
+    EXPECT(kp_rmsnorm(stream, &dst, &src, &bw, 1e-5f), KP_ERR_INVALID_ARGUMENT, "weight must have shape");
+    bw = w;
+    bw.dtype = KP_DTYPE_F16;
+    EXPECT(kp_layernorm(stream, &dst, &src, &w, &bw, 1e-5f), KP_ERR_INVALID_ARGUMENT,
+           "bias is f16 but src is f32");
+    EXPECT(kp_rmsnorm(stream, &dst, &src, &w, -1.0f), KP_ERR_INVALID_ARGUMENT, "eps = -1");
+    EXPECT(kp_layernorm(stream, &dst, &src, NULL, NULL, NAN), KP_ERR_INVALID_ARGUMENT, "must be finite");
+    kp_tensor wover = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 1030);  /* inside dst */
+    EXPECT(kp_rmsnorm(stream, &dst, &src, &wover, 1e-5f), KP_ERR_INVALID_ARGUMENT, "dst overlaps weight");
+    EXPECT(kp_layernorm(stream, &dst, &src, &w, &wover, 1e-5f), KP_ERR_INVALID_ARGUMENT,
+           "dst overlaps bias");
+    assert_untouched();
+}
+END_TEST
+
+START_TEST(test_rows_plans)
+{
+    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
+    kp_tensor w = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
+    LAUNCHES(kp_softmax(stream, &dst, &src), 1, "softmax_f32");
+    LAUNCHES(kp_log_softmax(stream, &src, &src), 1, "softmax_f32");  /* in place */
+    LAUNCHES(kp_rmsnorm(stream, &dst, &src, &w, 1e-6f), 1, "rmsnorm_f32");
+    LAUNCHES(kp_layernorm(stream, &dst, &src, &w, NULL, 0.0f), 1, "layernorm_f32");
+    kp_tensor t = src;  /* transposed: inner stride 16 */
+    t.layout.strides[0] = 1;
+    t.layout.strides[1] = 16;
+    t.layout.shape[0] = 16;
+    t.layout.shape[1] = 8;
+    kp_tensor tdst = tensor(KP_DTYPE_F32, 2, (int64_t[]){16, 8}, 1024);
+    LAUNCHES(kp_softmax(stream, &tdst, &t), 1, "softmax_strided_f32");
+    kp_tensor odd = tensor(KP_DTYPE_BF16, 2, (int64_t[]){8, 16}, 1);  /* rows not 16-byte aligned */
+    kp_tensor odd_dst = tensor(KP_DTYPE_BF16, 2, (int64_t[]){8, 16}, 1000);
+    LAUNCHES(kp_rmsnorm(stream, &odd_dst, &odd, NULL, 1e-6f), 1, "rmsnorm_strided_bf16");
+    kp_tensor w_gap = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
+    w_gap.layout.strides[0] = 2;  /* a strided weight */
+    LAUNCHES(kp_layernorm(stream, &dst, &src, &w_gap, &w_gap, 1e-5f), 1, "layernorm_strided_f32");
+    kp_tensor empty = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
+    int before = atomic_load(&fake.launches);
+    ck_assert_int_eq(kp_softmax(stream, &empty, &empty), KP_OK);
+    ck_assert_int_eq(atomic_load(&fake.launches), before);
+}
+END_TEST
+
+START_TEST(test_rope)
+{
+    kp_tensor src = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8}, 0);
+    kp_tensor dst = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8}, 1000);
+    kp_tensor c = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 2000);
+    kp_tensor s = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 2100);
+    EXPECT(kp_rope(NULL, KP_ROPE_HALF, &dst, &src, &c, &s), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
+    EXPECT(kp_rope(stream, (kp_rope_layout)7, &dst, &src, &c, &s), KP_ERR_INVALID_ARGUMENT,
+           "layout 7 is not");
+    kp_tensor r3 = tensor(KP_DTYPE_F32, 3, (int64_t[]){6, 5, 8}, 0), r3d = r3;
+    r3d.layout.offset = 1000;
+    EXPECT(kp_rope(stream, KP_ROPE_HALF, &r3d, &r3, &c, &s), KP_ERR_INVALID_ARGUMENT, "rank 4");
+    kp_tensor odd = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 7}, 0), odd_d = odd;
+    odd_d.layout.offset = 1000;
+    EXPECT(kp_rope(stream, KP_ROPE_HALF, &odd_d, &odd, &c, &s), KP_ERR_INVALID_ARGUMENT, "must be even");
+    EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, NULL, &s), KP_ERR_INVALID_ARGUMENT,
+           "cos_table is NULL");
+    kp_tensor c_thd = c;  /* (5, 4) does not fit THD's t = 3 */
+    EXPECT(kp_rope(stream, KP_ROPE_THD, &dst, &src, &c_thd, &s), KP_ERR_INVALID_ARGUMENT,
+           "cos_table must have shape (3, 4)");
+    kp_tensor s16 = s;
+    s16.dtype = KP_DTYPE_F16;
+    EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &c, &s16), KP_ERR_INVALID_ARGUMENT,
+           "sin_table is f16");
+    kp_tensor c_in_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 1010);
+    EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &c_in_dst, &s), KP_ERR_INVALID_ARGUMENT,
+           "dst overlaps cos_table");
+    assert_untouched();
+    LAUNCHES(kp_rope(stream, KP_ROPE_INTERLEAVED, &dst, &src, &c, &s), 1, "rope_f32");
+    LAUNCHES(kp_rope(stream, KP_ROPE_HALF, &src, &src, &c, &s), 1, "rope_f32");
+    kp_tensor cb = tensor(KP_DTYPE_F32, 3, (int64_t[]){2, 5, 4}, 3000);
+    LAUNCHES(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &cb, &cb), 1, "rope_f32");
+}
+END_TEST
+
+START_TEST(test_two_pass_scratch_survives_streams)
+{
+    /* Each stream gets its own scratch area on first use; destroying a
+     * stream frees it (no leak or double free under the fake backend). */
+    kp_stream *second = NULL;
+    ck_assert_int_eq(kp_stream_create(dev, &second), KP_OK);
+    kp_tensor vec = tensor(KP_DTYPE_F32, 1, (int64_t[]){12000}, 0);
+    kp_tensor one = tensor(KP_DTYPE_F32, 1, (int64_t[]){1}, 12000);
+    int first[1] = {0};
+    LAUNCHES(kp_reduce(second, KP_REDUCE_SUM, &one, &vec, first, 1), 2, "reduce_final_sum_f32");
+    LAUNCHES(kp_reduce(second, KP_REDUCE_MIN, &one, &vec, first, 1), 2, "reduce_final_min_f32");
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_MAX, &one, &vec, first, 1), 2, "reduce_final_max_f32");
+    kp_stream_destroy(&second);
+    ck_assert_ptr_null(second);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("reduce");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_reduce_rejects_bad_arguments);
+    tcase_add_test(tc, test_reduce_plans);
+    tcase_add_test(tc, test_rows_reject_bad_arguments);
+    tcase_add_test(tc, test_rows_plans);
+    tcase_add_test(tc, test_rope);
+    tcase_add_test(tc, test_two_pass_scratch_survives_streams);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
