@@ -254,6 +254,80 @@ static kp_status run_index_select(const struct bench_io *io)
     return st == KP_OK ? kp_index_select(io->stream, &dst, &src, &ids, 0, NULL) : st;
 }
 
+/* Row ops on rows of 4096: reductions to one value per row, softmax and the
+ * norms (weight and bias read once, a negligible 4096 elements). */
+#define ROW_LEN 4096
+static uint64_t per_row(uint64_t n) { return n / ROW_LEN; }
+static uint64_t just_one(uint64_t n) { (void)n; return 1; }
+
+static kp_status view_rows(kp_tensor *t, uint64_t n, int64_t cols)
+{
+    int64_t shape[2] = {(int64_t)(n / ROW_LEN), cols};
+    return kp_layout_contiguous(&t->layout, 2, shape);
+}
+
+static kp_status run_row_reduce(const struct bench_io *io, kp_reduce_op op)
+{
+    kp_tensor src = io->in[0], dst = *io->out;
+    const int dims[1] = {1};
+    kp_status st = view_rows(&src, io->n, ROW_LEN);
+    if (st == KP_OK)
+        st = view_rows(&dst, io->n, 1);
+    return st == KP_OK ? kp_reduce(io->stream, op, &dst, &src, dims, 1) : st;
+}
+static kp_status run_row_sum(const struct bench_io *io) { return run_row_reduce(io, KP_REDUCE_SUM); }
+static kp_status run_row_max(const struct bench_io *io) { return run_row_reduce(io, KP_REDUCE_MAX); }
+
+static kp_status run_full_sum(const struct bench_io *io)
+{
+    const int dims[1] = {0};
+    return kp_reduce(io->stream, KP_REDUCE_SUM, io->out, &io->in[0], dims, 1);
+}
+
+/* A rank-1 view of the first ROW_LEN elements of an input (weight, bias). */
+static kp_tensor row_param(const kp_tensor *t)
+{
+    kp_tensor p = *t;
+    int64_t len = ROW_LEN;
+    kp_layout_contiguous(&p.layout, 1, &len);
+    return p;
+}
+
+static kp_status run_softmax(const struct bench_io *io)
+{
+    kp_tensor src = io->in[0], dst = *io->out;
+    kp_status st = view_rows(&src, io->n, ROW_LEN);
+    if (st == KP_OK)
+        st = view_rows(&dst, io->n, ROW_LEN);
+    return st == KP_OK ? kp_softmax(io->stream, &dst, &src) : st;
+}
+
+static kp_status run_rmsnorm(const struct bench_io *io)
+{
+    kp_tensor src = io->in[0], dst = *io->out, w = row_param(&io->in[1]);
+    kp_status st = view_rows(&src, io->n, ROW_LEN);
+    if (st == KP_OK)
+        st = view_rows(&dst, io->n, ROW_LEN);
+    return st == KP_OK ? kp_rmsnorm(io->stream, &dst, &src, &w, 1e-5f) : st;
+}
+
+static kp_status run_layernorm(const struct bench_io *io)
+{
+    kp_tensor src = io->in[0], dst = *io->out, w = row_param(&io->in[1]), b = row_param(&io->in[2]);
+    kp_status st = view_rows(&src, io->n, ROW_LEN);
+    if (st == KP_OK)
+        st = view_rows(&dst, io->n, ROW_LEN);
+    return st == KP_OK ? kp_layernorm(io->stream, &dst, &src, &w, &b, 1e-5f) : st;
+}
+
+/* Bytes: src once and dst once; weight/bias rows are ROW_LEN elements. */
+static uint64_t bytes_rows(const struct bench_case *c, kp_dtype dtype, uint64_t n)
+{
+    uint64_t es = kp_dtype_size(dtype);
+    return n * es + output_elements(c, n) * kp_dtype_size(output_dtype(c, dtype)) +
+           (uint64_t)(c->inputs - 1) * ROW_LEN * es;
+}
+
 /* ---- the cases
  *
  * One row per case. For example, a binary op would add
@@ -306,6 +380,13 @@ static const struct bench_case cases[] = {
 #undef UNARY_ROW
     {"index_select", "rows of 4096", ALL_DTYPES, 2, {SAME, FIXED(KP_DTYPE_U32)}, SAME, half,
      bytes_index_select, run_index_select, prepare_index_select},
+    {"sum", "rows of 4096", ALL_DTYPES, 1, {SAME}, SAME, per_row, bytes_rows, run_row_sum},
+    {"max", "rows of 4096", ALL_DTYPES, 1, {SAME}, SAME, per_row, bytes_rows, run_row_max},
+    {"sum", "whole tensor", ALL_DTYPES, 1, {SAME}, SAME, just_one, bytes_rows, run_full_sum},
+    {"softmax", "rows of 4096", FLOAT_DTYPES, 1, {SAME}, SAME, NULL, bytes_rows, run_softmax},
+    {"rmsnorm", "rows of 4096", FLOAT_DTYPES, 2, {SAME, SAME}, SAME, NULL, bytes_rows, run_rmsnorm},
+    {"layernorm", "rows of 4096", FLOAT_DTYPES, 3, {SAME, SAME, SAME}, SAME, NULL, bytes_rows,
+     run_layernorm},
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
