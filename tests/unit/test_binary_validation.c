@@ -1,34 +1,10 @@
 /* kp_binary and kp_where: bad arguments get a clear status and launch
  * nothing; good ones launch the contiguous or strided kernel they should. */
-#include "unit_util.h"
-
-static kp_device *dev, *other_dev;
-static kp_stream *stream;
-static kp_buffer *buf, *small, *foreign;
+#include "fake_env.h"
 
 static void setup(void)
 {
-    char arch[64];
-    built_arch(arch, sizeof(arch));
-    fake_install(arch);
-    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
-    ck_assert_int_eq(kp_device_open(0, &other_dev), KP_OK);
-    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 8192, &buf), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(other_dev, 4096, &foreign), KP_OK);
-    memset(kp_buffer_device_ptr(buf), 0x5a, 8192);
-}
-
-static void teardown(void)
-{
-    kp_buffer_destroy(&buf);
-    kp_buffer_destroy(&small);
-    kp_buffer_destroy(&foreign);
-    kp_stream_destroy(&stream);
-    kp_device_close(&dev);
-    kp_device_close(&other_dev);
-    kp_backend_override(NULL);
+    fake_env_setup(8192);
 }
 
 /* A contiguous rows x cols tensor of buf starting at element `offset`. */
@@ -48,13 +24,6 @@ static void assert_untouched(void)
     for (int i = 0; i < 8192; i++)
         ck_assert_int_eq(p[i], 0x5a);
 }
-
-#define EXPECT(call, status, fragment)                                                        \
-    do {                                                                                      \
-        ck_assert_int_eq((call), (status));                                                   \
-        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
-                      kp_last_error_message(), (fragment));                                   \
-    } while (0)
 
 #define EXPECT_KERNEL(call, name)                           \
     do {                                                    \
@@ -317,7 +286,7 @@ int main(void)
 {
     Suite *s = suite_create("binary_validation");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, fake_env_teardown);
     tcase_add_test(tc, test_op_names);
     tcase_add_test(tc, test_binary_rejects_bad_arguments);
     tcase_add_test(tc, test_binary_launches_the_right_kernel);

@@ -1,34 +1,10 @@
 /* kp_cast: bad arguments get a clear status and launch nothing; valid calls
  * launch the kernel named after the source and destination dtypes. */
-#include "unit_util.h"
-
-static kp_device *dev, *other_dev;
-static kp_stream *stream;
-static kp_buffer *buf, *small, *foreign;
+#include "fake_env.h"
 
 static void setup(void)
 {
-    char arch[64];
-    built_arch(arch, sizeof(arch));
-    fake_install(arch);
-    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
-    ck_assert_int_eq(kp_device_open(0, &other_dev), KP_OK);
-    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 4096, &buf), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(other_dev, 4096, &foreign), KP_OK);
-    memset(kp_buffer_device_ptr(buf), 0x5a, 4096);
-}
-
-static void teardown(void)
-{
-    kp_buffer_destroy(&buf);
-    kp_buffer_destroy(&small);
-    kp_buffer_destroy(&foreign);
-    kp_stream_destroy(&stream);
-    kp_device_close(&dev);
-    kp_device_close(&other_dev);
-    kp_backend_override(NULL);
+    fake_env_setup(4096);
 }
 
 /* A rows x cols contiguous tensor starting at element `offset`. */
@@ -48,17 +24,6 @@ static void assert_nothing_launched_or_written(void)
     for (int i = 0; i < 4096; i++)
         ck_assert_msg(p[i] == 0x5a, "byte %d of the buffer was written", i);
 }
-
-#define EXPECT(call, status, fragment)                                                       \
-    do {                                                                                     \
-        kp_status got_ = (call);                                                             \
-        ck_assert_msg(got_ == (status), "%s returned %s, expected %s", #call,                \
-                      kp_status_string(got_), kp_status_string(status));                     \
-        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
-                      kp_last_error_message(), (fragment));                                  \
-        ck_assert_msg(strstr(kp_last_error_message(), "kp_cast"),                            \
-                      "message '%s' does not name kp_cast", kp_last_error_message());        \
-    } while (0)
 
 START_TEST(test_cast_rejects_bad_arguments)
 {
@@ -185,7 +150,7 @@ int main(void)
 {
     Suite *s = suite_create("cast_validation");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, fake_env_teardown);
     tcase_add_test(tc, test_cast_rejects_bad_arguments);
     tcase_add_test(tc, test_every_pair_launches_its_kernel);
     tcase_add_test(tc, test_layout_choices);

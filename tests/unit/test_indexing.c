@@ -1,36 +1,12 @@
 /* Index ops with the fake backend: bad arguments get a clear status and
  * launch nothing; valid ones launch the kernel their layouts call for; the
  * status object round-trips its device word. */
-#include "unit_util.h"
+#include "fake_env.h"
 #include "index_status.h"
-
-static kp_device *dev, *other_dev;
-static kp_stream *stream;
-static kp_buffer *buf, *small, *foreign;
 
 static void setup(void)
 {
-    char arch[64];
-    built_arch(arch, sizeof(arch));
-    fake_install(arch);
-    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
-    ck_assert_int_eq(kp_device_open(0, &other_dev), KP_OK);
-    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 8192, &buf), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(other_dev, 4096, &foreign), KP_OK);
-    memset(kp_buffer_device_ptr(buf), 0x5a, 8192);
-}
-
-static void teardown(void)
-{
-    kp_buffer_destroy(&buf);
-    kp_buffer_destroy(&small);
-    kp_buffer_destroy(&foreign);
-    kp_stream_destroy(&stream);
-    kp_device_close(&dev);
-    kp_device_close(&other_dev);
-    kp_backend_override(NULL);
+    fake_env_setup(8192);
 }
 
 /* A contiguous tensor in buf starting at element `offset`. */
@@ -49,13 +25,6 @@ static void assert_nothing_launched(void)
     for (int i = 0; i < 8192; i++)
         ck_assert_int_eq(p[i], 0x5a);
 }
-
-#define EXPECT(call, status, fragment)                                                       \
-    do {                                                                                     \
-        ck_assert_int_eq((call), (status));                                                  \
-        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
-                      kp_last_error_message(), (fragment));                                  \
-    } while (0)
 
 /* src 10x8 f32 at 0, dst 4x8 f32 at 512, ids 4 u32 at 1024 (element offsets in their dtype). */
 static kp_tensor src_t(void) { return tensor(KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 0); }
@@ -266,7 +235,7 @@ int main(void)
 {
     Suite *s = suite_create("indexing");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, fake_env_teardown);
     tcase_add_test(tc, test_index_select_rejects_bad_arguments);
     tcase_add_test(tc, test_gather_and_scatter_shapes);
     tcase_add_test(tc, test_kernel_choice);

@@ -40,13 +40,6 @@ static kp_tensor tensor(kp_buffer *b, kp_dtype dtype, int rank, const int64_t *s
     return t;
 }
 
-#define EXPECT(call, status, fragment)                                                       \
-    do {                                                                                     \
-        ck_assert_int_eq((call), (status));                                                  \
-        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
-                      kp_last_error_message(), (fragment));                                  \
-    } while (0)
-
 START_TEST(test_rejects_bad_arguments)
 {
     kp_tensor s = tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 100}, 0);

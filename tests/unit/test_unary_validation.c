@@ -44,13 +44,6 @@ static void assert_nothing_launched(void)
         ck_assert_int_eq(p[i], 0x5a);
 }
 
-#define EXPECT(call, status, fragment)                                                      \
-    do {                                                                                    \
-        ck_assert_int_eq((call), (status));                                                 \
-        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
-                      kp_last_error_message(), (fragment));                                 \
-    } while (0)
-
 /* The ops each integer dtype has, as ops.h states them; floats have all. */
 static bool documented_support(kp_unary_op op, kp_dtype dt)
 {

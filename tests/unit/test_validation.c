@@ -47,13 +47,6 @@ static void assert_untouched(void)
         ck_assert_int_eq(p[i], 0x5a);
 }
 
-#define EXPECT(call, status, fragment)                                              \
-    do {                                                                            \
-        ck_assert_int_eq((call), (status));                                         \
-        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
-                      kp_last_error_message(), (fragment));                         \
-    } while (0)
-
 START_TEST(test_affine_rejects_bad_arguments)
 {
     kp_tensor a = tensor(buf, KP_DTYPE_F32, 16, 16), b = tensor(buf, KP_DTYPE_F32, 16, 16);

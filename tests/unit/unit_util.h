@@ -20,6 +20,14 @@ static inline void built_arch(char *out, size_t size)
     out[p + len] = '\0';
 }
 
+/* The call returns `status` and the thread's error message holds `fragment`. */
+#define EXPECT(call, status, fragment)                                                        \
+    do {                                                                                      \
+        ck_assert_int_eq((call), (status));                                                   \
+        ck_assert_msg(strstr(kp_last_error_message(), (fragment)), "message '%s' lacks '%s'", \
+                      kp_last_error_message(), (fragment));                                   \
+    } while (0)
+
 /* Runs one suite; returns the process exit status. */
 static inline int run_suite(Suite *s)
 {
