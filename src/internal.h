@@ -101,8 +101,11 @@ long kp_module_kernel_index(const struct kp_module_desc *desc, const char *kerne
  * capped to what keeps every multiprocessor busy (grid-stride loops do the rest). */
 struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigned block);
 /* Grid and block for a strided kernel over `layout` (rows of its innermost
- * dimension, see kp_for_each_strided in kernels/common). */
-struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout);
+ * dimension, see kp_for_each_strided in kernels/common). The kernel's first
+ * `vector_operands` operands are the ones its vectorised row path reads and
+ * writes (0: the kernel has no such path). */
+struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
+                                        int vector_operands);
 kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
                     const struct kp_launch_dims *dims, void **args);
 

@@ -15,13 +15,21 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
     return d;
 }
 
-struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout)
+struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
+                                        int vector_operands)
 {
     /* x walks the innermost dimension, y the rows (see kp_for_each_strided):
-     * short rows share a block, long rows spread over several. */
+     * short rows share a block, long rows spread over several. Rows that are
+     * contiguous in every operand move 16 bytes (>= 4 elements where the
+     * widest element is 4 bytes or less) a thread step, so fewer x threads. */
     uint64_t inner = layout->rank > 0 ? (uint64_t)layout->shape[layout->rank - 1] : 1, rows = 1;
     for (int d = 0; d + 1 < layout->rank; d++)
         rows *= (uint64_t)layout->shape[d];
+    bool rows_contiguous = vector_operands > 0 && layout->rank > 0;
+    for (int k = 0; rows_contiguous && k < vector_operands; k++)
+        rows_contiguous = layout->stride[k][layout->rank - 1] == 1;
+    if (rows_contiguous)
+        inner = (inner + 3) / 4;
     unsigned bx = 1;
     while (bx < 256 && bx < inner)
         bx *= 2;

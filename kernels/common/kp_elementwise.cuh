@@ -137,18 +137,21 @@ KP_DEVICE void kp_strided_offsets(const kp_strided &L, kp_idx i, kp_idx (&off)[N
 // Strided loops walk L as rows of its innermost dimension: the threads of
 // the y grid dimension pick rows (offsets computed once per row, the only
 // divisions), the x dimension walks along the row, so an innermost stride of
-// 1 is coalesced and a broadcast (stride 0) costs nothing. Correct for any
-// grid; kp_launch_strided() on the host picks one that fits the shape.
-template <int NOPS, typename Body>
-KP_DEVICE void kp_for_each_strided(kp_idx n, const kp_strided &L, Body body) {
+// 1 is coalesced and a broadcast (stride 0) costs nothing. When the rows are
+// contiguous in every operand (innermost strides all 1, as in a bias add or
+// a copy between row-padded layouts) each row goes through the vectorised
+// contiguous loop. Correct for any grid; kp_launch_strided() on the host
+// picks one that fits the shape.
+
+// Calls row(base) with the element offsets of the start of each row that
+// this thread's y index owns.
+template <int NOPS, typename Row>
+KP_DEVICE void kp_for_each_row(kp_idx n, const kp_strided &L, Row row) {
     const int last = L.rank - 1;
     const kp_idx inner = last >= 0 ? (kp_idx)L.shape[last] : 1;
     if (inner == 0)
         return;
     const kp_idx rows = n / inner;
-    kp_idx step[NOPS];
-#pragma unroll
-    for (int k = 0; k < NOPS; k++) step[k] = last >= 0 ? (kp_idx)L.stride[k][last] : 0;
     for (kp_idx r = blockIdx.y * (kp_idx)blockDim.y + threadIdx.y; r < rows;
          r += (kp_idx)gridDim.y * blockDim.y) {
         kp_idx base[NOPS];
@@ -161,6 +164,18 @@ KP_DEVICE void kp_for_each_strided(kp_idx n, const kp_strided &L, Body body) {
             for (int k = 0; k < NOPS; k++) base[k] += i * (kp_idx)L.stride[k][d];
             q = next;
         }
+        row(base);
+    }
+}
+
+template <int NOPS, typename Body>
+KP_DEVICE void kp_for_each_strided(kp_idx n, const kp_strided &L, Body body) {
+    const int last = L.rank - 1;
+    const kp_idx inner = last >= 0 ? (kp_idx)L.shape[last] : 1;
+    kp_idx step[NOPS];
+#pragma unroll
+    for (int k = 0; k < NOPS; k++) step[k] = last >= 0 ? (kp_idx)L.stride[k][last] : 0;
+    kp_for_each_row<NOPS>(n, L, [&](const kp_idx (&base)[NOPS]) {
         for (kp_idx j = blockIdx.x * (kp_idx)blockDim.x + threadIdx.x; j < inner;
              j += (kp_idx)gridDim.x * blockDim.x) {
             kp_idx off[NOPS];
@@ -168,26 +183,62 @@ KP_DEVICE void kp_for_each_strided(kp_idx n, const kp_strided &L, Body body) {
             for (int k = 0; k < NOPS; k++) off[k] = base[k] + j * step[k];
             body(off);
         }
-    }
+    });
+}
+
+// True when the innermost stride of each of the first NOPS operands is 1.
+template <int NOPS> KP_DEVICE bool kp_rows_contiguous(const kp_strided &L) {
+    if (L.rank < 1)
+        return false;
+    for (int k = 0; k < NOPS; k++)
+        if (L.stride[k][L.rank - 1] != 1)
+            return false;
+    return true;
 }
 
 template <typename T>
 KP_DEVICE void kp_set_strided(kp_idx n, const kp_strided &L, T *y, T v) {
+    if (kp_rows_contiguous<1>(L)) {
+        const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        kp_for_each_row<1>(n, L, [&](const kp_idx (&b)[1]) { kp_set_contiguous(inner, y + b[0], v); });
+        return;
+    }
     kp_for_each_strided<1>(n, L, [&](const kp_idx (&o)[1]) { y[o[0]] = v; });
 }
 
 template <typename Tin, typename Tout, typename F>
 KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided &L, const Tin *x, Tout *y, F f) {
+    if (kp_rows_contiguous<2>(L)) {
+        const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        kp_for_each_row<2>(n, L, [&](const kp_idx (&b)[2]) {
+            kp_map_contiguous(inner, x + b[1], y + b[0], f);
+        });
+        return;
+    }
     kp_for_each_strided<2>(n, L, [&](const kp_idx (&o)[2]) { y[o[0]] = f(x[o[1]]); });
 }
 
 template <typename Ta, typename Tb, typename Tout, typename F>
 KP_DEVICE void kp_zip_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, Tout *y, F f) {
+    if (kp_rows_contiguous<3>(L)) {
+        const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        kp_for_each_row<3>(n, L, [&](const kp_idx (&o)[3]) {
+            kp_zip_contiguous(inner, a + o[1], b + o[2], y + o[0], f);
+        });
+        return;
+    }
     kp_for_each_strided<3>(n, L, [&](const kp_idx (&o)[3]) { y[o[0]] = f(a[o[1]], b[o[2]]); });
 }
 
 template <typename Ta, typename Tb, typename Tc, typename Tout, typename F>
 KP_DEVICE void kp_zip3_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, const Tc *c,
                                Tout *y, F f) {
+    if (kp_rows_contiguous<4>(L)) {
+        const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        kp_for_each_row<4>(n, L, [&](const kp_idx (&o)[4]) {
+            kp_zip3_contiguous(inner, a + o[1], b + o[2], c + o[3], y + o[0], f);
+        });
+        return;
+    }
     kp_for_each_strided<4>(n, L, [&](const kp_idx (&o)[4]) { y[o[0]] = f(a[o[1]], b[o[2]], c[o[3]]); });
 }

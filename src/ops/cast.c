@@ -45,7 +45,7 @@ kp_status kp_cast(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &src->layout};
     kp_layout_merge(2, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2);
     void *args[] = {&n, &layout, &x, &y};
     return kp_launch_family(stream, cast_strided[src->dtype], dst->dtype, &dims, args);
 }

@@ -86,7 +86,7 @@ kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tensor *con
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &cond->layout, &on_true->layout, &on_false->layout};
     kp_layout_merge(4, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 4);
     void *args[] = {&n, &layout, &c, &t, &f, &y};
     return kp_launch_family(stream, families->strided, dst->dtype, &dims, args);
 }
