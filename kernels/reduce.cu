@@ -239,22 +239,22 @@ KP_DEVICE void kp_reduce_columns(const kp_reduce_args &A, const T *x, typename S
     }
 }
 
-#define KP_REDUCE_KERNELS(OP, NAME, T, OPT, STORE)                                                 \
-    KP_KERNEL void __launch_bounds__(256)                                                          \
-        reduce_##OP##_##NAME(kp_reduce_args a, const T *x, STORE::out *y, void *part) {           \
-        kp_reduce_groups<true>(a, x, y, (OPT::acc *)part, OPT(), STORE());                         \
-    }                                                                                              \
-    KP_KERNEL void __launch_bounds__(256)                                                          \
-        reduce_strided_##OP##_##NAME(kp_reduce_args a, const T *x, STORE::out *y, void *part) {   \
-        kp_reduce_groups<false>(a, x, y, (OPT::acc *)part, OPT(), STORE());                        \
-    }                                                                                              \
-    KP_KERNEL void __launch_bounds__(256)                                                          \
-        reduce_final_##OP##_##NAME(kp_reduce_args a, const void *part, STORE::out *y) {           \
-        kp_reduce_partials(a, (const OPT::acc *)part, y, OPT(), STORE());                          \
-    }                                                                                              \
-    KP_KERNEL void __launch_bounds__(256)                                                          \
-        reduce_cols_##OP##_##NAME(kp_reduce_args a, const T *x, STORE::out *y, void *part) {      \
-        kp_reduce_columns(a, x, y, (OPT::acc *)part, OPT(), STORE());                              \
+#define KP_REDUCE_KERNELS(OP, NAME, T, OPT, STORE)                                             \
+    KP_KERNEL void __launch_bounds__(KP_REDUCE_MAX_BLOCK)                                      \
+        reduce_##OP##_##NAME(kp_reduce_args a, const T *x, STORE::out *y, void *part) {       \
+        kp_reduce_groups<true>(a, x, y, (OPT::acc *)part, OPT(), STORE());                     \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_REDUCE_MAX_BLOCK)                                      \
+        reduce_strided_##OP##_##NAME(kp_reduce_args a, const T *x, STORE::out *y, void *part) { \
+        kp_reduce_groups<false>(a, x, y, (OPT::acc *)part, OPT(), STORE());                    \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_REDUCE_MAX_BLOCK)                                      \
+        reduce_final_##OP##_##NAME(kp_reduce_args a, const void *part, STORE::out *y) {       \
+        kp_reduce_partials(a, (const OPT::acc *)part, y, OPT(), STORE());                      \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_REDUCE_MAX_BLOCK)                                      \
+        reduce_cols_##OP##_##NAME(kp_reduce_args a, const T *x, STORE::out *y, void *part) {  \
+        kp_reduce_columns(a, x, y, (OPT::acc *)part, OPT(), STORE());                          \
     }
 
 #define KP_REDUCE_DTYPE(NAME, T)                                                                          \
@@ -479,10 +479,7 @@ struct kp_layernorm_algo {
 };
 
 // Runs algo on the row with V cached slots if the arguments ask for V and V
-// slots fit the register budget of KP_ROW_CACHE values per thread (more
-// would cut occupancy for every row length, as registers are allocated for
-// the largest path of a kernel).
-#define KP_ROW_CACHE 16
+// slots fit the register budget of KP_ROW_CACHE values per thread.
 template <int V, typename T, bool VEC, typename Algo>
 KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_row<T, VEC> &r, const kp_group &g,
                                  const Algo &algo) {
@@ -539,28 +536,30 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
     }
 }
 
-#define KP_ROW_KERNELS(NAME, T)                                                                     \
-    KP_KERNEL void __launch_bounds__(512) softmax_##NAME(kp_rows_args a, const T *x, T *y) {        \
-        kp_rows<true>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                      \
-    }                                                                                               \
-    KP_KERNEL void __launch_bounds__(512) softmax_strided_##NAME(kp_rows_args a, const T *x, T *y) { \
-        kp_rows<false>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                     \
-    }                                                                                               \
-    KP_KERNEL void __launch_bounds__(512)                                                           \
-        rmsnorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                              \
-        kp_rows<true>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                            \
-    }                                                                                               \
-    KP_KERNEL void __launch_bounds__(512)                                                           \
-        rmsnorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                      \
-        kp_rows<false>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                           \
-    }                                                                                               \
-    KP_KERNEL void __launch_bounds__(512)                                                           \
-        layernorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {                \
-        kp_rows<true>(a, x, y, w, b, kp_layernorm_algo{a.eps});                                     \
-    }                                                                                               \
-    KP_KERNEL void __launch_bounds__(512)                                                           \
-        layernorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {        \
-        kp_rows<false>(a, x, y, w, b, kp_layernorm_algo{a.eps});                                    \
+#define KP_ROW_KERNELS(NAME, T)                                                                \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+        softmax_##NAME(kp_rows_args a, const T *x, T *y) {                                     \
+        kp_rows<true>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                 \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+        softmax_strided_##NAME(kp_rows_args a, const T *x, T *y) {                             \
+        kp_rows<false>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+        rmsnorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                         \
+        kp_rows<true>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                       \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+        rmsnorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                 \
+        kp_rows<false>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                      \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+        layernorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {           \
+        kp_rows<true>(a, x, y, w, b, kp_layernorm_algo{a.eps});                                \
+    }                                                                                          \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+        layernorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {   \
+        kp_rows<false>(a, x, y, w, b, kp_layernorm_algo{a.eps});                               \
     }
 
 #define KP_FOR_EACH_FLOAT(X) \
@@ -601,7 +600,7 @@ KP_DEVICE void kp_rope(const kp_rope_args &A, const T *x, const T *cs, const T *
 }
 
 #define KP_ROPE_KERNEL(NAME, T)                                                             \
-    KP_KERNEL void __launch_bounds__(256)                                                   \
+    KP_KERNEL void __launch_bounds__(KP_ROPE_BLOCK)                                         \
         rope_##NAME(kp_rope_args a, const T *x, const T *cos, const T *sin, T *y) {         \
         kp_rope(a, x, cos, sin, y);                                                         \
     }

@@ -22,6 +22,15 @@ struct kp_strided {
     int64_t stride[KP_KERNEL_MAX_OPERANDS][KP_KERNEL_MAX_RANK];
 };
 
+/* Launch limits shared by the reduce module's launchers and kernels
+ * (__launch_bounds__), and the values per thread a row kernel keeps in
+ * registers (more would cut occupancy for every row length, since registers
+ * are allocated for the largest path of a kernel). */
+#define KP_REDUCE_MAX_BLOCK 256
+#define KP_ROWS_MAX_BLOCK 512
+#define KP_ROPE_BLOCK 256
+#define KP_ROW_CACHE 16
+
 /* A reduction (kp_reduce) after the host ordered and merged the dimensions:
  * n_out outputs, each reducing n_red elements. Output o is the linear index
  * over the kept dims (outermost first); element r of its reduced set is the

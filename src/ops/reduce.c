@@ -20,7 +20,7 @@
 
 #include "kernel_families.h"
 
-#define REDUCE_BLOCK 256u
+#define REDUCE_BLOCK ((unsigned)KP_REDUCE_MAX_BLOCK)
 #define SPLIT_MIN_GROUP 4096u  /* reduced elements per split (16 per thread) */
 #define SPLIT_MIN_COLS 32u     /* reduced elements per thread and split (cols kernel) */
 

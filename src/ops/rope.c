@@ -5,7 +5,7 @@
 
 #include "kernel_families.h"
 
-#define ROPE_BLOCK 256u
+#define ROPE_BLOCK ((unsigned)KP_ROPE_BLOCK)
 
 static bool is_float(kp_dtype dt)
 {

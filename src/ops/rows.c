@@ -12,8 +12,8 @@
 
 #include "kernel_families.h"
 
-#define ROW_CACHE_VALUES 16   /* KP_ROW_CACHE in kernels/reduce.cu */
-#define ROW_MAX_BLOCK 512u    /* the kernels' __launch_bounds__ */
+#define ROW_CACHE_VALUES KP_ROW_CACHE
+#define ROW_MAX_BLOCK ((unsigned)KP_ROWS_MAX_BLOCK)
 #define ROW_SEGMENT_BLOCK 256u
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
