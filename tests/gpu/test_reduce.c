@@ -424,6 +424,60 @@ START_TEST(test_reduce_nan_inf)
 }
 END_TEST
 
+/* 64-bit indexing: two rows of 2^31 + 50 u8 elements (2^32 + 100 in all).
+ * The row maxima sit beyond 2^31 in each row, and the full sum wraps
+ * modulo 256. Skipped on devices with less than 12 GiB. */
+START_TEST(test_reduce_beyond_2_32_elements)
+{
+    kp_device_info info;
+    CK_OK(kp_device_get_info(gpu_dev, &info));
+    if (info.total_memory < ((uint64_t)12 << 30)) {
+        printf("SKIP test_reduce_beyond_2_32_elements: device has %llu bytes\n",
+               (unsigned long long)info.total_memory);
+        return;
+    }
+    const int64_t cols = ((int64_t)1 << 31) + 50;
+    const size_t n = 2 * (size_t)cols;
+    struct gpu_buf src, out;
+    gpu_buf_alloc(&src, n);
+    gpu_buf_alloc(&out, 16);
+    uint8_t *h = src.host;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        h[i] = (uint8_t)((i * 2654435761u) >> 24) % 200;  /* < 200 everywhere ... */
+        sum += h[i];
+    }
+    const size_t peak0 = (size_t)cols - 7, peak1 = (size_t)cols + ((size_t)1 << 31) + 3;
+    sum += 250 - h[peak0];
+    h[peak0] = 250;  /* ... except the two maxima */
+    sum += 251 - h[peak1];
+    h[peak1] = 251;
+    gpu_buf_upload(&src);
+    memset(out.host, POISON, out.bytes);
+    gpu_buf_upload(&out);
+    kp_tensor rows = gpu_tensor(&src, KP_DTYPE_U8, 2, (int64_t[]){2, cols}, NULL, 0);
+    kp_tensor idx = gpu_tensor(&out, KP_DTYPE_U32, 2, (int64_t[]){2, 1}, NULL, 0);
+    CK_OK(kp_reduce(gpu_stream, KP_REDUCE_ARGMAX, &idx, &rows, (int[]){1}, 1));
+    kp_tensor flat = gpu_tensor(&src, KP_DTYPE_U8, 1, (int64_t[]){(int64_t)n}, NULL, 0);
+    kp_tensor total = gpu_tensor(&out, KP_DTYPE_U8, 1, (int64_t[]){1}, NULL, 8);
+    CK_OK(kp_reduce(gpu_stream, KP_REDUCE_SUM, &total, &flat, (int[]){0}, 1));
+    kp_tensor row_max = gpu_tensor(&out, KP_DTYPE_U8, 2, (int64_t[]){2, 1}, NULL, 10);
+    CK_OK(kp_reduce(gpu_stream, KP_REDUCE_MAX, &row_max, &rows, (int[]){1}, 1));
+    gpu_buf_download(&out);
+    const uint32_t *ix = out.host;
+    const uint8_t *ob = out.host;
+    ck_assert_msg(ix[0] == (uint32_t)peak0, "argmax of row 0 over 2^31+50 u8: got %u, want %zu", ix[0], peak0);
+    ck_assert_msg(ix[1] == (uint32_t)(peak1 - (size_t)cols), "argmax of row 1: got %u, want %zu", ix[1],
+                  peak1 - (size_t)cols);
+    ck_assert_msg(ob[8] == (uint8_t)sum, "sum of 2^32+100 u8 (mod 256): got %u, want %u", ob[8],
+                  (unsigned)(uint8_t)sum);
+    ck_assert_msg(ob[10] == 250 && ob[11] == 251, "row maxima: got %u %u, want 250 251", ob[10], ob[11]);
+    ck_assert_msg(ob[9] == POISON && ob[12] == POISON, "bytes between the outputs were overwritten");
+    gpu_buf_free(&src);
+    gpu_buf_free(&out);
+}
+END_TEST
+
 START_TEST(test_module_preload)
 {
     CK_OK(kp_device_load_module(gpu_dev, "reduce"));
@@ -442,6 +496,7 @@ int main(void)
     tcase_add_loop_test(tc, test_reduce_cases, 0, (int)(N_CASES * N_DTYPES * N_OPS));
     tcase_add_loop_test(tc, test_reduce_real_data, 0, 6 * 8);
     tcase_add_loop_test(tc, test_reduce_nan_inf, 0, 2);
+    tcase_add_test(tc, test_reduce_beyond_2_32_elements);
     suite_add_tcase(s, tc);
     rc = gpu_run_suite(s);
     gpu_teardown();
