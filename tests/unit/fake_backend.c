@@ -68,8 +68,9 @@ static kp_status f_module_function(void *dev, void *module, const char *name, vo
 }
 static kp_status f_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *s, void **args)
 {
-    (void)dev; (void)d; (void)s; (void)args;
+    (void)dev; (void)s; (void)args;
     atomic_fetch_add(&fake.launches, 1);
+    fake.last_dims = *d;
     snprintf(fake.last_kernel, sizeof(fake.last_kernel), "%s", (const char *)fn);
     return KP_OK;
 }

@@ -12,6 +12,7 @@ struct fake_state {
     atomic_int module_loads;
     atomic_int launches;
     char last_kernel[64];       /* name of the last launched kernel */
+    struct kp_launch_dims last_dims;  /* and its grid and block */
     int load_delay_us;          /* widen the race window in module_load */
 };
 

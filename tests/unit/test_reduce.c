@@ -267,6 +267,57 @@ START_TEST(test_rope)
 }
 END_TEST
 
+#define EXPECT_DIMS(gx, gy, bx)                                                                  \
+    do {                                                                                          \
+        ck_assert_uint_eq(fake.last_dims.grid[0], (gx));                                          \
+        ck_assert_uint_eq(fake.last_dims.grid[1], (gy));                                          \
+        ck_assert_uint_eq(fake.last_dims.block[0], (bx));                                         \
+    } while (0)
+
+/* The shapes the performance targets are stated for take the fast paths:
+ * rows of 4096 get a block each (4 loads of 16 bytes per thread), a full
+ * reduction is split into many blocks (4 multiprocessors x 64 here) and
+ * combined by one final block, softmax keeps a row of 4096 in registers of
+ * one block. */
+START_TEST(test_fast_path_geometry)
+{
+    kp_buffer *big = NULL;
+    ck_assert_int_eq(kp_buffer_alloc(dev, ((size_t)1 << 30) + ((size_t)1 << 20), &big), KP_OK);  /* untouched */
+    kp_tensor rows = {big, KP_DTYPE_F32, {0}}, sums = {big, KP_DTYPE_F32, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&rows.layout, 2, (int64_t[]){65536, 4096}), KP_OK);
+    ck_assert_int_eq(kp_layout_contiguous(&sums.layout, 2, (int64_t[]){65536, 1}), KP_OK);
+    rows.layout.shape[0] = 65535;  /* leave room for the outputs at the end */
+    sums.layout.shape[0] = 65535;
+    sums.layout.offset = 65535 * 4096;
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &sums, &rows, (int[]){1}, 1), 1, "reduce_sum_f32");
+    EXPECT_DIMS(65535, 1, 256);
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_MAX, &sums, &rows, (int[]){1}, 1), 1, "reduce_max_f32");
+    EXPECT_DIMS(65535, 1, 256);
+    kp_tensor brows = rows, bsums = sums;
+    brows.dtype = bsums.dtype = KP_DTYPE_BF16;
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &bsums, &brows, (int[]){1}, 1), 1, "reduce_sum_bf16");
+    EXPECT_DIMS(65535, 1, 128);
+    kp_tensor flat = {big, KP_DTYPE_F32, {0}}, one = {big, KP_DTYPE_F32, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&flat.layout, 1, (int64_t[]){(int64_t)1 << 27}), KP_OK);
+    ck_assert_int_eq(kp_layout_contiguous(&one.layout, 1, (int64_t[]){1}), KP_OK);
+    one.layout.offset = (int64_t)1 << 27;
+    int before = atomic_load(&fake.launches);
+    ck_assert_int_eq(kp_reduce(stream, KP_REDUCE_SUM, &one, &flat, (int[]){0}, 1), KP_OK);
+    ck_assert_int_eq(atomic_load(&fake.launches) - before, 2);
+    ck_assert_str_eq(fake.last_kernel, "reduce_final_sum_f32");
+    EXPECT_DIMS(1, 1, 256);
+    kp_tensor half = rows;
+    half.layout.shape[0] = 32767;
+    kp_tensor out = half;
+    out.layout.offset = 32768 * 4096;
+    LAUNCHES(kp_softmax(stream, &out, &half), 1, "softmax_f32");
+    EXPECT_DIMS(32767, 1, 256);
+    LAUNCHES(kp_rmsnorm(stream, &out, &half, NULL, 1e-6f), 1, "rmsnorm_f32");
+    EXPECT_DIMS(32767, 1, 256);
+    kp_buffer_destroy(&big);
+}
+END_TEST
+
 START_TEST(test_two_pass_scratch_survives_streams)
 {
     /* Each stream gets its own scratch area on first use; destroying a
@@ -294,6 +345,7 @@ int main(void)
     tcase_add_test(tc, test_rows_reject_bad_arguments);
     tcase_add_test(tc, test_rows_plans);
     tcase_add_test(tc, test_rope);
+    tcase_add_test(tc, test_fast_path_geometry);
     tcase_add_test(tc, test_two_pass_scratch_survives_streams);
     suite_add_tcase(s, tc);
     return run_suite(s);
