@@ -291,26 +291,38 @@ template <typename T, bool VEC> struct kp_row {
     }
     KP_DEVICE bool valid(kp_idx k, int i) const { return elem(k, i) < cols; }
 
-    KP_DEVICE void load(const T *p, kp_idx stride, kp_idx k, C (&v)[N], C fill) const {
+    // Slot k of p (stride: element stride when !VEC) in storage form; fill
+    // where the slot passes the row's end.
+    KP_DEVICE void load(const T *p, kp_idx stride, kp_idx k, kp_vec<T, N> &q, T fill) const {
         if (VEC) {
             const kp_idx e0 = (k * G + lane) * N;
             if (e0 + N <= cols) {
-                const kp_vec<T, N> q = *reinterpret_cast<const kp_vec<T, N> *>(p + e0);
-#pragma unroll
-                for (int i = 0; i < N; i++)
-                    v[i] = kp_load(q.v[i]);
+                q = *reinterpret_cast<const kp_vec<T, N> *>(p + e0);
                 return;
             }
         }
 #pragma unroll
         for (int i = 0; i < N; i++) {
             const kp_idx e = elem(k, i);
-            v[i] = e < cols ? (C)kp_load(p[VEC ? e : e * stride]) : fill;
+            q.v[i] = e < cols ? p[VEC ? e : e * stride] : fill;
         }
     }
-    KP_DEVICE void load_x(kp_idx k, C (&v)[N]) const { load(x, xs, k, v, C(0)); }
-    KP_DEVICE void load_w(kp_idx k, C (&v)[N]) const { load(w, ws, k, v, C(1)); }
-    KP_DEVICE void load_b(kp_idx k, C (&v)[N]) const { load(b, bs, k, v, C(0)); }
+    static KP_DEVICE void widen(const kp_vec<T, N> &q, C (&v)[N]) {
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            v[i] = kp_load(q.v[i]);
+    }
+    KP_DEVICE void load_x(kp_idx k, kp_vec<T, N> &q) const { load(x, xs, k, q, kp_store<T>(C(0))); }
+    KP_DEVICE void load_w(kp_idx k, C (&v)[N]) const {
+        kp_vec<T, N> q;
+        load(w, ws, k, q, kp_store<T>(C(1)));
+        widen(q, v);
+    }
+    KP_DEVICE void load_b(kp_idx k, C (&v)[N]) const {
+        kp_vec<T, N> q;
+        load(b, bs, k, q, kp_store<T>(C(0)));
+        widen(q, v);
+    }
 
     KP_DEVICE void store(kp_idx k, const C (&v)[N]) const {
         if (VEC) {
@@ -333,20 +345,24 @@ template <typename T, bool VEC> struct kp_row {
     }
 };
 
-// The row's values, kept in registers: each() visits the slots in order.
+// The row, kept in registers in its storage type (16-bit values two to a
+// register): each() visits the slots in order, widened to the compute type.
 template <typename T, bool VEC, int V> struct kp_row_cached {
     typedef typename kp_compute<T>::type C;
     static constexpr int N = kp_row<T, VEC>::N;
-    C v[V][N];
+    kp_vec<T, N> raw[V];
     KP_DEVICE explicit kp_row_cached(const kp_row<T, VEC> &r) {
 #pragma unroll
         for (int k = 0; k < V; k++)
-            r.load_x(k, v[k]);
+            r.load_x(k, raw[k]);
     }
     template <typename F> KP_DEVICE void each(F f) {
 #pragma unroll
-        for (int k = 0; k < V; k++)
-            f((kp_idx)k, v[k]);
+        for (int k = 0; k < V; k++) {
+            C v[N];
+            kp_row<T, VEC>::widen(raw[k], v);
+            f((kp_idx)k, v);
+        }
     }
 };
 
@@ -358,8 +374,10 @@ template <typename T, bool VEC> struct kp_row_streamed {
     kp_idx slots;
     template <typename F> KP_DEVICE void each(F f) {
         for (kp_idx k = 0; k < slots; k++) {
+            kp_vec<T, N> q;
             C v[N];
-            r.load_x(k, v);
+            r.load_x(k, q);
+            kp_row<T, VEC>::widen(q, v);
             f(k, v);
         }
     }
@@ -479,7 +497,7 @@ struct kp_layernorm_algo {
 };
 
 // Runs algo on the row with V cached slots if the arguments ask for V and V
-// slots fit the register budget of KP_ROW_CACHE values per thread.
+// slots hold at most KP_ROW_CACHE elements per thread.
 template <int V, typename T, bool VEC, typename Algo>
 KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_row<T, VEC> &r, const kp_group &g,
                                  const Algo &algo) {
@@ -536,8 +554,21 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
     }
 }
 
+// Blocks of KP_ROWS_MAX_BLOCK threads a multiprocessor must be able to hold
+// (2 caps NVIDIA registers at 64 per thread, so four 256-thread rows run per
+// multiprocessor with their loads in flight), for the 16-byte-load kernels
+// where ptxas (sm_90) then spills at most a few bytes; f32 layernorm and f64
+// would spill much more and keep the default. AMD reads the second bound as
+// waves per execution unit, where 2 constrains nothing.
+template <typename T> struct kp_rows_occupancy {
+    static constexpr int softmax = 2, rmsnorm = 2, layernorm = sizeof(T) == 2 ? 2 : 1;
+};
+template <> struct kp_rows_occupancy<double> {
+    static constexpr int softmax = 1, rmsnorm = 1, layernorm = 1;
+};
+
 #define KP_ROW_KERNELS(NAME, T)                                                                \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, kp_rows_occupancy<T>::softmax)         \
         softmax_##NAME(kp_rows_args a, const T *x, T *y) {                                     \
         kp_rows<true>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                 \
     }                                                                                          \
@@ -545,7 +576,7 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
         softmax_strided_##NAME(kp_rows_args a, const T *x, T *y) {                             \
         kp_rows<false>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                \
     }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, kp_rows_occupancy<T>::rmsnorm)         \
         rmsnorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                         \
         kp_rows<true>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                       \
     }                                                                                          \
@@ -553,7 +584,7 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
         rmsnorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                 \
         kp_rows<false>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                      \
     }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, kp_rows_occupancy<T>::layernorm)       \
         layernorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {           \
         kp_rows<true>(a, x, y, w, b, kp_layernorm_algo{a.eps});                                \
     }                                                                                          \

@@ -23,9 +23,9 @@ struct kp_strided {
 };
 
 /* Launch limits shared by the reduce module's launchers and kernels
- * (__launch_bounds__), and the values per thread a row kernel keeps in
- * registers (more would cut occupancy for every row length, since registers
- * are allocated for the largest path of a kernel). */
+ * (__launch_bounds__), and the elements per thread a row kernel keeps in
+ * registers (more would cut occupancy for every row length, since
+ * registers are allocated for the largest path of a kernel). */
 #define KP_REDUCE_MAX_BLOCK 256
 #define KP_ROWS_MAX_BLOCK 512
 #define KP_ROPE_BLOCK 256

@@ -3,8 +3,8 @@
  *
  * Geometry: a group of threads per row, a segment of <= 32 lanes for short
  * rows (several rows per 256-thread block) or a whole block of up to 512
- * threads. A row that fits KP_ROW_CACHE values per thread is read once into
- * registers; longer rows are streamed once per pass. The 16-byte-load
+ * threads. A row that fits KP_ROW_CACHE elements per thread is read once
+ * into registers; longer rows are streamed once per pass. The 16-byte-load
  * kernels (<op>_<dtype>) need unit inner strides and 16-byte-aligned rows in
  * every operand; other layouts use <op>_strided_<dtype>. */
 #include <math.h>
@@ -12,7 +12,6 @@
 
 #include "kernel_families.h"
 
-#define ROW_CACHE_VALUES KP_ROW_CACHE
 #define ROW_MAX_BLOCK ((unsigned)KP_ROWS_MAX_BLOCK)
 #define ROW_SEGMENT_BLOCK 256u
 
@@ -141,7 +140,7 @@ static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tenso
         vec = vec && a->b_stride == 1 && aligned16(kp_tensor_base(bias));
 
     /* Threads that cache the row with the most slots the kernels allow. */
-    const uint64_t max_slots = ROW_CACHE_VALUES / (uint64_t)lanes;
+    const uint64_t max_slots = KP_ROW_CACHE / (uint64_t)lanes;
     const uint64_t need = ((uint64_t)cols + lanes * max_slots - 1) / (lanes * max_slots);
     unsigned group, block;
     if (need <= 32) {
