@@ -124,6 +124,8 @@ kp_status kp_check_dtype(const char *fn, const char *what, kp_dtype dtype);
  * element count. */
 kp_status kp_check_tensor(const char *fn, const char *what, const kp_tensor *t,
                           const kp_device *dev, uint64_t *numel);
+/* dst and src have the same dtype. */
+kp_status kp_check_same_dtype(const char *fn, const kp_tensor *dst, const kp_tensor *src);
 kp_status kp_check_same_shape(const char *fn, const kp_tensor *dst, const kp_tensor *src);
 /* An output must not write one element twice (no stride-0 or overlapping dims). */
 kp_status kp_check_no_self_overlap(const char *fn, const char *what, const kp_tensor *t);

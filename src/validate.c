@@ -75,6 +75,14 @@ kp_status kp_check_tensor(const char *fn, const char *what, const kp_tensor *t,
     return KP_OK;
 }
 
+kp_status kp_check_same_dtype(const char *fn, const kp_tensor *dst, const kp_tensor *src)
+{
+    if (dst->dtype != src->dtype)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
+                       kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    return KP_OK;
+}
+
 kp_status kp_check_same_shape(const char *fn, const kp_tensor *dst, const kp_tensor *src)
 {
     return kp_check_shape_of(fn, dst, "src", src);

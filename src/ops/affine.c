@@ -47,9 +47,8 @@ kp_status kp_affine(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
         st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
     if (st == KP_OK)
         st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
-    if (st == KP_OK && dst->dtype != src->dtype)
-        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
-                     kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    if (st == KP_OK)
+        st = kp_check_same_dtype(fn, dst, src);
     if (st == KP_OK)
         st = kp_check_same_shape(fn, dst, src);
     if (st == KP_OK)

@@ -95,9 +95,8 @@ static kp_status check_args(enum index_op op, kp_stream *stream, const kp_tensor
         st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
     if (st == KP_OK)
         st = kp_check_tensor(fn, "ids", ids, stream->device, &n_ids);
-    if (st == KP_OK && dst->dtype != src->dtype)
-        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
-                     kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    if (st == KP_OK)
+        st = kp_check_same_dtype(fn, dst, src);
     if (st == KP_OK && ids->dtype != KP_DTYPE_U8 && ids->dtype != KP_DTYPE_U32 &&
         ids->dtype != KP_DTYPE_I64)
         st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: ids are %s; they must be u8, u32 or i64", fn,

@@ -59,9 +59,9 @@ kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst
     if (!is_float(src->dtype))
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src is %s; f32, f64, f16 or bf16 are supported", fn,
                        kp_dtype_name(src->dtype));
-    if (dst->dtype != src->dtype)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
-                       kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    st = kp_check_same_dtype(fn, dst, src);
+    if (st != KP_OK)
+        return st;
     const kp_layout *x = &src->layout;
     if (x->rank != 4)
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src has rank %d; it must be rank 4 (%s)", fn, x->rank,

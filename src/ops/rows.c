@@ -72,9 +72,9 @@ static kp_status check_rows(const char *fn, kp_stream *stream, const kp_tensor *
     if (!is_float(src->dtype))
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src is %s; f32, f64, f16 or bf16 are supported",
                        fn, kp_dtype_name(src->dtype));
-    if (dst->dtype != src->dtype)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
-                       kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
+    st = kp_check_same_dtype(fn, dst, src);
+    if (st != KP_OK)
+        return st;
     if (src->layout.rank < 1)
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src has rank 0; it needs a last dim", fn);
     st = kp_check_same_shape(fn, dst, src);
