@@ -18,6 +18,7 @@
 // (no atomics).
 #include "kp_reduce.cuh"
 #include "kp_elementwise.cuh"
+#include "kp_rows.cuh"
 
 // ------------------------------------------------------------- helpers
 
@@ -34,12 +35,16 @@ KP_DEVICE kp_idx kp_min_idx(kp_idx a, kp_idx b) { return a < b ? a : b; }
 KP_DEVICE void kp_kept_offsets(const kp_reduce_args &A, kp_idx o, kp_idx &src, kp_idx &dst) {
     src = 0;
     dst = 0;
-    for (int d = A.kept_rank - 1; d >= 0; d--) {
+    for (int d = A.kept_rank - 1; d > 0; d--) {
         const kp_idx size = (kp_idx)A.kept_shape[d];
         const kp_idx q = o / size, r = o - q * size;
         src += r * (kp_idx)A.kept_src_stride[d];
         dst += r * (kp_idx)A.kept_dst_stride[d];
         o = q;
+    }
+    if (A.kept_rank > 0) {  // o < kept_shape[0]: the outermost dim needs no division
+        src += o * (kp_idx)A.kept_src_stride[0];
+        dst += o * (kp_idx)A.kept_dst_stride[0];
     }
 }
 
@@ -48,13 +53,13 @@ KP_DEVICE kp_idx kp_red_offset(const kp_reduce_args &A, kp_idx r) {
     if (A.red_rank == 1)
         return r * (kp_idx)A.red_stride[0];
     kp_idx off = 0;
-    for (int d = A.red_rank - 1; d >= 0; d--) {
+    for (int d = A.red_rank - 1; d > 0; d--) {
         const kp_idx size = (kp_idx)A.red_shape[d];
         const kp_idx q = r / size;
         off += (r - q * size) * (kp_idx)A.red_stride[d];
         r = q;
     }
-    return off;
+    return off + r * (kp_idx)A.red_stride[0];  // r < red_shape[0] by now
 }
 
 // How a reduced partial becomes an output element.
@@ -267,176 +272,99 @@ KP_DEVICE void kp_reduce_columns(const kp_reduce_args &A, const T *x, typename S
 KP_FOR_EACH_DTYPE(KP_REDUCE_DTYPE)
 
 // ------------------------------------------------------------- row ops
-// A group of threads (a block, or a segment of <= 32 lanes) per row. The row
-// is read in slots of group-size x N elements (N = 16 bytes' worth): with
-// VEC, lane l holds elements [(k*G + l)*N, +N) of slot k, read with one
-// 16-byte load; otherwise it holds elements (k*N + i)*G + l, read one by one
-// at any stride (still coalesced across the group). Rows that fit are read
-// once into registers (`cached` slots per thread); longer rows are streamed
-// from memory once per pass.
-
-template <typename T, bool VEC> struct kp_row {
-    typedef typename kp_compute<T>::type C;
-    static constexpr int N = 16 / sizeof(T);
-    const T *x;
-    T *y;
-    const T *w;
-    const T *b;
-    kp_idx cols;  // 0 for a group without a row: nothing is read or written
-    kp_idx xs, ys, ws, bs;
-    unsigned G, lane;
-
-    KP_DEVICE kp_idx elem(kp_idx k, int i) const {
-        return VEC ? (k * G + lane) * N + i : (k * N + i) * G + lane;
-    }
-    KP_DEVICE bool valid(kp_idx k, int i) const { return elem(k, i) < cols; }
-
-    // Slot k of p (stride: element stride when !VEC) in storage form; fill
-    // where the slot passes the row's end.
-    KP_DEVICE void load(const T *p, kp_idx stride, kp_idx k, kp_vec<T, N> &q, T fill) const {
-        if (VEC) {
-            const kp_idx e0 = (k * G + lane) * N;
-            if (e0 + N <= cols) {
-                q = *reinterpret_cast<const kp_vec<T, N> *>(p + e0);
-                return;
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const kp_idx e = elem(k, i);
-            q.v[i] = e < cols ? p[VEC ? e : e * stride] : fill;
-        }
-    }
-    static KP_DEVICE void widen(const kp_vec<T, N> &q, C (&v)[N]) {
-#pragma unroll
-        for (int i = 0; i < N; i++)
-            v[i] = kp_load(q.v[i]);
-    }
-    KP_DEVICE void load_x(kp_idx k, kp_vec<T, N> &q) const { load(x, xs, k, q, kp_store<T>(C(0))); }
-    KP_DEVICE void load_w(kp_idx k, C (&v)[N]) const {
-        kp_vec<T, N> q;
-        load(w, ws, k, q, kp_store<T>(C(1)));
-        widen(q, v);
-    }
-    KP_DEVICE void load_b(kp_idx k, C (&v)[N]) const {
-        kp_vec<T, N> q;
-        load(b, bs, k, q, kp_store<T>(C(0)));
-        widen(q, v);
-    }
-
-    KP_DEVICE void store(kp_idx k, const C (&v)[N]) const {
-        if (VEC) {
-            const kp_idx e0 = (k * G + lane) * N;
-            if (e0 + N <= cols) {
-                kp_vec<T, N> q;
-#pragma unroll
-                for (int i = 0; i < N; i++)
-                    q.v[i] = kp_store<T>(v[i]);
-                *reinterpret_cast<kp_vec<T, N> *>(y + e0) = q;
-                return;
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const kp_idx e = elem(k, i);
-            if (e < cols)
-                y[VEC ? e : e * ys] = kp_store<T>(v[i]);
-        }
-    }
-};
-
-// The row, kept in registers in its storage type (16-bit values two to a
-// register): each() visits the slots in order, widened to the compute type.
-template <typename T, bool VEC, int V> struct kp_row_cached {
-    typedef typename kp_compute<T>::type C;
-    static constexpr int N = kp_row<T, VEC>::N;
-    kp_vec<T, N> raw[V];
-    KP_DEVICE explicit kp_row_cached(const kp_row<T, VEC> &r) {
-#pragma unroll
-        for (int k = 0; k < V; k++)
-            r.load_x(k, raw[k]);
-    }
-    template <typename F> KP_DEVICE void each(F f) {
-#pragma unroll
-        for (int k = 0; k < V; k++) {
-            C v[N];
-            kp_row<T, VEC>::widen(raw[k], v);
-            f((kp_idx)k, v);
-        }
-    }
-};
-
-// The row read from memory on every pass.
-template <typename T, bool VEC> struct kp_row_streamed {
-    typedef typename kp_compute<T>::type C;
-    static constexpr int N = kp_row<T, VEC>::N;
-    const kp_row<T, VEC> &r;
-    kp_idx slots;
-    template <typename F> KP_DEVICE void each(F f) {
-        for (kp_idx k = 0; k < slots; k++) {
-            kp_vec<T, N> q;
-            C v[N];
-            r.load_x(k, q);
-            kp_row<T, VEC>::widen(q, v);
-            f(k, v);
-        }
-    }
-};
+// The row access is in kp_rows.cuh; below are the algorithms. Each one
+// names the value rows are padded with (pad) and does its passes over the
+// row with src.each; a slot that is not full (the row's last) is the only
+// one that tests its elements.
 
 // softmax: exp(x - max) / sum(exp(x - max)); log_softmax: (x - max) - log(sum).
-// A NaN or +inf in a row makes the whole row NaN, as the formula does.
+// A NaN or +inf in a row makes the whole row NaN, as the formula does: the
+// max ignores NaN (fmax), but exp(NaN - max) and exp(inf - inf) put a NaN
+// in the sum. Padding is -inf, which adds exp(-inf) = 0 to the sum.
+//
+// f32 and f64 use the accurate exp, once per element (the cached slots keep
+// it). 16-bit rows keep their storage form, so exp is computed twice, with
+// the hardware exp2 (a few f32 ulp against a 16-bit ulp of 2^-8 or 2^-11):
+// the output is 2^((x - max) log2(e) - log2(sum)), one fused multiply-add
+// and one exp2 instead of a division; results below 2^-126 (bf16
+// subnormals) flush to 0.
 struct kp_softmax_algo {
-    template <typename T, bool VEC, typename Src>
-    KP_DEVICE void operator()(const kp_row<T, VEC> &r, const kp_group &g, Src &src, int flags) const {
+    template <typename C> static KP_DEVICE C pad() { return kp_limits<C>::lowest(); }
+
+    template <bool LOG, typename T, bool VEC, typename I, bool FULL, typename Src>
+    KP_DEVICE void run(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src) const {
         typedef typename kp_compute<T>::type C;
-        constexpr int N = kp_row<T, VEC>::N;
-        const kp_op_max<C> max_op;
-        const kp_op_sum<C> sum_op;
-        C m = max_op.identity();
-        src.each([&](kp_idx k, C (&v)[N]) {
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
+        constexpr bool lowp = sizeof(T) == 2;
+        constexpr float log2e = 1.44269504f;
+        // softmax keeps exp(x - max) in the cached slots where they hold C
+        constexpr bool keep_exp = !LOG && Src::keeps_values;
+        C m = pad<C>();
+        src.each([&](I, C (&v)[N]) {
 #pragma unroll
             for (int i = 0; i < N; i++)
-                if (r.valid(k, i))
-                    m = max_op(m, v[i]);
+                m = fmax(m, v[i]);
         });
-        m = kp_group_reduce(g, m, max_op);
+        m = kp_group_reduce(g, m, kp_op_max<C>());
         C s = 0;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](I, C (&v)[N]) {
 #pragma unroll
-            for (int i = 0; i < N; i++)
-                if (r.valid(k, i))
-                    s += kp_exp(v[i] - m);
+            for (int i = 0; i < N; i++) {
+                C e;
+                if constexpr (lowp)
+                    e = kp_fast_exp2((v[i] - m) * log2e);
+                else
+                    e = kp_exp(v[i] - m);
+                s += e;
+                if (keep_exp)
+                    v[i] = e;
+            }
         });
-        s = kp_group_reduce(g, s, sum_op);
-        const bool log_out = flags & KP_ROWS_LOG;
+        s = kp_group_reduce(g, s, kp_op_sum<C>());
         const C log_s = kp_log(s), inv_s = C(1) / s;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](I k, C (&v)[N]) {
             C out[N];
 #pragma unroll
-            for (int i = 0; i < N; i++)
-                out[i] = log_out ? (v[i] - m) - log_s : kp_exp(v[i] - m) * inv_s;
+            for (int i = 0; i < N; i++) {
+                if constexpr (LOG)
+                    out[i] = (v[i] - m) - log_s;
+                else if constexpr (lowp)
+                    out[i] = kp_fast_exp2(fmaf(v[i] - m, log2e, -log_s * log2e));
+                else
+                    out[i] = (keep_exp ? v[i] : kp_exp(v[i] - m)) * inv_s;
+            }
             r.store(k, out);
         });
     }
+
+    template <typename T, bool VEC, typename I, bool FULL, typename Src>
+    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
+        if (flags & KP_ROWS_LOG)
+            run<true>(r, g, src);
+        else
+            run<false>(r, g, src);
+    }
 };
 
-// rmsnorm: x / sqrt(mean(x^2) + eps) * w
+// rmsnorm: x / sqrt(mean(x^2) + eps) * w. Padding is 0.
 struct kp_rmsnorm_algo {
     float eps;
-    template <typename T, bool VEC, typename Src>
-    KP_DEVICE void operator()(const kp_row<T, VEC> &r, const kp_group &g, Src &src, int flags) const {
+    template <typename C> static KP_DEVICE C pad() { return C(0); }
+
+    template <typename T, bool VEC, typename I, bool FULL, typename Src>
+    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
         typedef typename kp_compute<T>::type C;
-        constexpr int N = kp_row<T, VEC>::N;
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
         C ss = 0;
-        src.each([&](kp_idx, C (&v)[N]) {
+        src.each([&](I, C (&v)[N]) {
 #pragma unroll
             for (int i = 0; i < N; i++)
-                ss += v[i] * v[i];  // padding holds 0
+                ss += v[i] * v[i];
         });
         ss = kp_group_reduce(g, ss, kp_op_sum<C>());
         const C inv = C(1) / kp_sqrt(ss / (C)r.cols + (C)eps);
         const bool weighted = flags & KP_ROWS_WEIGHT;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](I k, C (&v)[N]) {
             C w[N], out[N];
             if (weighted)
                 r.load_w(k, w);
@@ -450,33 +378,37 @@ struct kp_rmsnorm_algo {
 
 // layernorm: (x - mean) / sqrt(var + eps) * w + b, with the variance taken
 // around the mean in a second pass (no cancellation from E[x^2] - E[x]^2).
+// Padding is 0, which the mean ignores; the variance skips it.
 struct kp_layernorm_algo {
     float eps;
-    template <typename T, bool VEC, typename Src>
-    KP_DEVICE void operator()(const kp_row<T, VEC> &r, const kp_group &g, Src &src, int flags) const {
+    template <typename C> static KP_DEVICE C pad() { return C(0); }
+
+    template <typename T, bool VEC, typename I, bool FULL, typename Src>
+    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
         typedef typename kp_compute<T>::type C;
-        constexpr int N = kp_row<T, VEC>::N;
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
         const kp_op_sum<C> sum_op;
         C sum = 0;
-        src.each([&](kp_idx, C (&v)[N]) {
+        src.each([&](I, C (&v)[N]) {
 #pragma unroll
             for (int i = 0; i < N; i++)
-                sum += v[i];  // padding holds 0
+                sum += v[i];
         });
         const C mean = kp_group_reduce(g, sum, sum_op) / (C)r.cols;
         C sq = 0;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](I k, C (&v)[N]) {
+            const bool full = r.full(k);
 #pragma unroll
             for (int i = 0; i < N; i++) {
                 const C d = v[i] - mean;
-                if (r.valid(k, i))
+                if (full || r.valid(k, i))
                     sq += d * d;
             }
         });
         const C var = kp_group_reduce(g, sq, sum_op) / (C)r.cols;
         const C inv = C(1) / kp_sqrt(var + (C)eps);
         const bool weighted = flags & KP_ROWS_WEIGHT, biased = flags & KP_ROWS_BIAS;
-        src.each([&](kp_idx k, C (&v)[N]) {
+        src.each([&](I k, C (&v)[N]) {
             C w[N], b[N], out[N];
             if (weighted)
                 r.load_w(k, w);
@@ -496,102 +428,30 @@ struct kp_layernorm_algo {
     }
 };
 
-// Runs algo on the row with V cached slots if the arguments ask for V and V
-// slots hold at most KP_ROW_CACHE elements per thread.
-template <int V, typename T, bool VEC, typename Algo>
-KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_row<T, VEC> &r, const kp_group &g,
-                                 const Algo &algo) {
-    if constexpr (V * kp_row<T, VEC>::N <= KP_ROW_CACHE) {
-        if (A.cached == V) {
-            kp_row_cached<T, VEC, V> src(r);
-            algo(r, g, src, A.flags);
-            return true;
-        }
+// Row kernels per op and dtype: <op>_exact_<dt> (contiguous rows of an
+// exact fit), <op>_<dt> (other contiguous rows) and <op>_strided_<dt> (any
+// strides). The exact kernels are bounded to 64 registers on NVIDIA (two
+// blocks of KP_ROWS_MAX_BLOCK threads per multiprocessor), which they fit
+// without spilling: a row of 4096 then has four blocks' loads in flight
+// per multiprocessor. AMD reads the second bound as waves per execution
+// unit, where 2 constrains nothing.
+#define KP_ROW_KERNEL(OP, NAME, T, VEC, EXACT, MIN_BLOCKS, PARAMS, ...)                      \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, MIN_BLOCKS) OP##NAME PARAMS {         \
+        kp_rows<VEC, EXACT>(__VA_ARGS__);                                                     \
     }
-    return false;
-}
 
-template <bool VEC, typename T, typename Algo>
-KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
-                       const Algo &algo) {
-    constexpr int N = kp_row<T, VEC>::N;
-    const kp_group g = kp_group_of((unsigned)A.group);
-    const kp_idx rows = (kp_idx)A.rows, cols = (kp_idx)A.cols;
-    const kp_idx slots = (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N);
-    for (kp_idx base = (kp_idx)blockIdx.x * g.per_block; base < rows;
-         base += (kp_idx)gridDim.x * g.per_block) {
-        const kp_idx row = base + g.index;
-        kp_row<T, VEC> r;
-        r.x = x;
-        r.y = y;
-        r.w = w;
-        r.b = b;
-        r.cols = 0;
-        r.xs = (kp_idx)A.x_inner;
-        r.ys = (kp_idx)A.y_inner;
-        r.ws = (kp_idx)A.w_stride;
-        r.bs = (kp_idx)A.b_stride;
-        r.G = g.size;
-        r.lane = g.lane;
-        if (row < rows) {
-            kp_idx q = row, xo = 0, yo = 0;
-            for (int d = A.outer_rank - 1; d >= 0; d--) {
-                const kp_idx size = (kp_idx)A.outer_shape[d];
-                const kp_idx p = q / size, i = q - p * size;
-                xo += i * (kp_idx)A.x_outer[d];
-                yo += i * (kp_idx)A.y_outer[d];
-                q = p;
-            }
-            r.x = x + xo;
-            r.y = y + yo;
-            r.cols = cols;
-        }
-        if (kp_row_try_cached<1>(A, r, g, algo) || kp_row_try_cached<2>(A, r, g, algo) ||
-            kp_row_try_cached<4>(A, r, g, algo) || kp_row_try_cached<8>(A, r, g, algo))
-            continue;
-        kp_row_streamed<T, VEC> src{r, slots};
-        algo(r, g, src, A.flags);
-    }
-}
+#define KP_ROW_OP(OP, NAME, T, PARAMS, ...)                                                   \
+    KP_ROW_KERNEL(OP, _exact_##NAME, T, true, true, 2, PARAMS, __VA_ARGS__)                   \
+    KP_ROW_KERNEL(OP, _##NAME, T, true, false, 1, PARAMS, __VA_ARGS__)                        \
+    KP_ROW_KERNEL(OP, _strided_##NAME, T, false, false, 1, PARAMS, __VA_ARGS__)
 
-// Blocks of KP_ROWS_MAX_BLOCK threads a multiprocessor must be able to hold
-// (2 caps NVIDIA registers at 64 per thread, so four 256-thread rows run per
-// multiprocessor with their loads in flight), for the 16-byte-load kernels
-// where ptxas (sm_90) then spills at most a few bytes; f32 layernorm and f64
-// would spill much more and keep the default. AMD reads the second bound as
-// waves per execution unit, where 2 constrains nothing.
-template <typename T> struct kp_rows_occupancy {
-    static constexpr int softmax = 2, rmsnorm = 2, layernorm = sizeof(T) == 2 ? 2 : 1;
-};
-template <> struct kp_rows_occupancy<double> {
-    static constexpr int softmax = 1, rmsnorm = 1, layernorm = 1;
-};
-
-#define KP_ROW_KERNELS(NAME, T)                                                                \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, kp_rows_occupancy<T>::softmax)         \
-        softmax_##NAME(kp_rows_args a, const T *x, T *y) {                                     \
-        kp_rows<true>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                 \
-    }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
-        softmax_strided_##NAME(kp_rows_args a, const T *x, T *y) {                             \
-        kp_rows<false>(a, x, y, (const T *)0, (const T *)0, kp_softmax_algo());                \
-    }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, kp_rows_occupancy<T>::rmsnorm)         \
-        rmsnorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                         \
-        kp_rows<true>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                       \
-    }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
-        rmsnorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w) {                 \
-        kp_rows<false>(a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps});                      \
-    }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, kp_rows_occupancy<T>::layernorm)       \
-        layernorm_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {           \
-        kp_rows<true>(a, x, y, w, b, kp_layernorm_algo{a.eps});                                \
-    }                                                                                          \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK)                                        \
-        layernorm_strided_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {   \
-        kp_rows<false>(a, x, y, w, b, kp_layernorm_algo{a.eps});                               \
-    }
+#define KP_ROW_KERNELS(NAME, T)                                                               \
+    KP_ROW_OP(softmax, NAME, T, (kp_rows_args a, const T *x, T *y), a, x, y, (const T *)0,    \
+              (const T *)0, kp_softmax_algo())                                                \
+    KP_ROW_OP(rmsnorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w), a, x, y, w,   \
+              (const T *)0, kp_rmsnorm_algo{a.eps})                                           \
+    KP_ROW_OP(layernorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w, const T *b), \
+              a, x, y, w, b, kp_layernorm_algo{a.eps})
 
 #define KP_FOR_EACH_FLOAT(X) \
     X(f32, float)            \

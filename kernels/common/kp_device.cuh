@@ -44,6 +44,18 @@ template <typename T> KP_DEVICE T kp_shfl_xor(T v, int lane_mask, int width) {
 #endif
 }
 
+// 2^x by the hardware approximation (a few f32 ulp). On CUDA results below
+// 2^-126 flush to 0; for math whose results are rounded to 16 bits.
+KP_DEVICE float kp_fast_exp2(float x) {
+#if KP_HIP
+    return exp2f(x);
+#else
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#endif
+}
+
 // 16-bit floats travel as raw bits; math happens in f32.
 struct kp_f16 { uint16_t bits; };
 struct kp_bf16 { uint16_t bits; };

@@ -23,13 +23,14 @@ struct kp_strided {
 };
 
 /* Launch limits shared by the reduce module's launchers and kernels
- * (__launch_bounds__), and the elements per thread a row kernel keeps in
- * registers (more would cut occupancy for every row length, since
- * registers are allocated for the largest path of a kernel). */
+ * (__launch_bounds__), and the 16-byte slots of a row each thread of a row
+ * kernel keeps in registers: enough for the loads in flight that memory
+ * speed needs, and no more, since registers are allocated for the largest
+ * path of a kernel and more would cut occupancy for every row length. */
 #define KP_REDUCE_MAX_BLOCK 256
 #define KP_ROWS_MAX_BLOCK 512
 #define KP_ROPE_BLOCK 256
-#define KP_ROW_CACHE 16
+#define KP_ROW_MAX_SLOTS 4  /* 16 f32 or 32 f16/bf16 elements */
 
 /* A reduction (kp_reduce) after the host ordered and merged the dimensions:
  * n_out outputs, each reducing n_red elements. Output o is the linear index
@@ -58,11 +59,11 @@ struct kp_rows_args {
     int64_t rows;
     int64_t cols;
     int32_t group;      /* threads per row: a power of two <= 32, or the block size */
-    int32_t cached;     /* slots each thread keeps in registers (1, 2, 4, 8); 0 streams the row */
+    int32_t cached;     /* slots each thread keeps in registers (1..KP_ROW_MAX_SLOTS); 0 streams the row */
     int32_t outer_rank;
     int32_t flags;      /* KP_ROWS_* */
     float eps;
-    int32_t pad_;
+    int32_t full;       /* cols == group x cached x (16 / element size): no slot passes the row's end */
     int64_t outer_shape[KP_KERNEL_MAX_RANK];
     int64_t x_outer[KP_KERNEL_MAX_RANK];
     int64_t y_outer[KP_KERNEL_MAX_RANK];

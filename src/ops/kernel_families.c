@@ -89,10 +89,13 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_REDUCE_COLS_ARGMIN] = {KP_MODULE_REDUCE, "reduce_cols_argmin_%s", KP_SUFFIX_DTYPES},
     [KP_KF_REDUCE_FINAL_ARGMIN] = {KP_MODULE_REDUCE, "reduce_final_argmin_%s", KP_SUFFIX_DTYPES},
     [KP_KF_SOFTMAX] = {KP_MODULE_REDUCE, "softmax_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_SOFTMAX_EXACT] = {KP_MODULE_REDUCE, "softmax_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_STRIDED] = {KP_MODULE_REDUCE, "softmax_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM] = {KP_MODULE_REDUCE, "rmsnorm_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_RMSNORM_EXACT] = {KP_MODULE_REDUCE, "rmsnorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_STRIDED] = {KP_MODULE_REDUCE, "rmsnorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM] = {KP_MODULE_REDUCE, "layernorm_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_LAYERNORM_EXACT] = {KP_MODULE_REDUCE, "layernorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STRIDED] = {KP_MODULE_REDUCE, "layernorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_ROPE] = {KP_MODULE_REDUCE, "rope_%s", KP_SUFFIX_FLOATS},
 };

@@ -23,6 +23,7 @@
 #define REDUCE_BLOCK ((unsigned)KP_REDUCE_MAX_BLOCK)
 #define SPLIT_MIN_GROUP 4096u  /* reduced elements per split (16 per thread) */
 #define SPLIT_MIN_COLS 32u     /* reduced elements per thread and split (cols kernel) */
+#define GROUP_UNITS 32u        /* most units (16-byte loads or elements) per thread of a group */
 
 enum reduce_kind { KIND_GROUPS, KIND_STRIDED, KIND_COLS, KIND_FINAL };
 
@@ -289,23 +290,22 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
         return;
     }
     /* Units of work per output: 16-byte vectors of a contiguous run, else
-     * elements. Long runs get a whole block of 64..256 threads with at least
-     * four units each (several 16-byte loads in flight per thread); short
-     * ones a segment of <= 32 lanes, several per 256-thread block. */
+     * elements. A group of threads per output, with up to GROUP_UNITS units
+     * per thread: the setup of an output (its offsets, the group reduction)
+     * costs about as much as a few dozen units, so it is spread over many.
+     * The group is a segment of <= 32 lanes (several per 256-thread block,
+     * reduced with shuffles alone) unless that leaves more units per
+     * thread, or fewer threads than the device holds, when a whole block of
+     * 64..256 threads takes the output (keeping >= 4 units per thread). */
     const uint64_t lanes = 16 / kp_dtype_size(dt);
     const uint64_t units = contig ? n_red / lanes : n_red;
-    const uint64_t per_thread = contig ? 4 : 8;
-    unsigned block = REDUCE_BLOCK, group;
-    if (units >= 64 * per_thread) {
-        block = 64;
-        while (block < REDUCE_BLOCK && units >= 2 * block * per_thread)
-            block <<= 1;
-        group = block;
-    } else {
-        group = pow2_at_least(ceil_div(units, per_thread));
-        if (group > 32)
-            group = 32;
-    }
+    const uint64_t resident = sms * 2048;  /* threads the device holds at once */
+    unsigned group = pow2_at_least(ceil_div(units, GROUP_UNITS));
+    while (group < REDUCE_BLOCK && n_out * group < resident && units >= 2 * group * 4)
+        group <<= 1;
+    if (group > REDUCE_BLOCK)
+        group = REDUCE_BLOCK;
+    unsigned block = group > 32 ? group : REDUCE_BLOCK;
     uint64_t out_blocks = ceil_div(n_out, block / group);
     uint64_t splits = choose_splits(n_out, n_out, n_red, fill_blocks, balance_blocks, SPLIT_MIN_GROUP,
                                     psize);

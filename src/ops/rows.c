@@ -2,10 +2,14 @@
  * the last dimension, launched from the reduce module.
  *
  * Geometry: a group of threads per row, a segment of <= 32 lanes for short
- * rows (several rows per 256-thread block) or a whole block of up to 512
- * threads. A row that fits KP_ROW_CACHE elements per thread is read once
- * into registers; longer rows are streamed once per pass. The 16-byte-load
- * kernels (<op>_<dtype>) need unit inner strides and 16-byte-aligned rows in
+ * rows (several rows per 256-thread block) or a whole block of 64..512
+ * threads (a multiple of 64), and the row split into slots of 16 bytes'
+ * worth of elements. A row of at most KP_ROW_MAX_SLOTS slots per thread is
+ * read once into registers; longer rows are streamed once per pass.
+ * Kernels: <op>_exact_<dtype> takes rows that split exactly (cols = group x
+ * slots x elements per slot, 1..KP_ROW_MAX_SLOTS slots: no slot passes the
+ * row's end, nothing is tested per element); <op>_<dtype> other rows with
+ * 16-byte loads. Both need unit inner strides and 16-byte-aligned rows in
  * every operand; other layouts use <op>_strided_<dtype>. */
 #include <math.h>
 #include <string.h>
@@ -17,10 +21,12 @@
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
-static const enum kp_family_id row_families[3][2] = {
-    [ROW_SOFTMAX] = {KP_KF_SOFTMAX, KP_KF_SOFTMAX_STRIDED},
-    [ROW_RMSNORM] = {KP_KF_RMSNORM, KP_KF_RMSNORM_STRIDED},
-    [ROW_LAYERNORM] = {KP_KF_LAYERNORM, KP_KF_LAYERNORM_STRIDED},
+enum row_path { PATH_EXACT, PATH_VEC, PATH_STRIDED };
+
+static const enum kp_family_id row_families[3][3] = {
+    [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STRIDED},
+    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STRIDED},
+    [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STRIDED},
 };
 
 static bool is_float(kp_dtype dt)
@@ -28,13 +34,7 @@ static bool is_float(kp_dtype dt)
     return dt == KP_DTYPE_F32 || dt == KP_DTYPE_F64 || dt == KP_DTYPE_F16 || dt == KP_DTYPE_BF16;
 }
 
-static unsigned pow2_at_least(uint64_t n)
-{
-    unsigned p = 1;
-    while (p < n && p < (1u << 30))
-        p <<= 1;
-    return p;
-}
+static uint64_t ceil_div_u64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 static bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
 
@@ -95,8 +95,40 @@ static kp_status check_rows(const char *fn, kp_stream *stream, const kp_tensor *
     return st;
 }
 
-/* The row geometry and whether the 16-byte-load kernel applies. */
-static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
+/* A group size the kernels take: a power of two <= 32 (a segment), else
+ * a multiple of 64 (whole waves at either wave size) <= ROW_MAX_BLOCK. */
+static bool group_ok(uint64_t g)
+{
+    return (g <= 32 && (g & (g - 1)) == 0) || (g % 64 == 0 && g <= ROW_MAX_BLOCK);
+}
+
+/* The smallest such group of at least n threads (n <= ROW_MAX_BLOCK). */
+static unsigned group_for(uint64_t n)
+{
+    uint64_t g = 1;
+    while (g < n && g < 64)
+        g <<= 1;
+    if (g < n)
+        g = ceil_div_u64(n, 64) * 64;
+    return (unsigned)g;
+}
+
+/* An exact fit of a row of `vectors` 16-byte slots: group x slots ==
+ * vectors, with the most slots per thread (<= KP_ROW_MAX_SLOTS). */
+static bool exact_fit(uint64_t vectors, unsigned *group, int *slots)
+{
+    for (int v = KP_ROW_MAX_SLOTS; v >= 1; v--) {
+        if (vectors % (uint64_t)v == 0 && vectors > 0 && group_ok(vectors / (uint64_t)v)) {
+            *group = (unsigned)(vectors / (uint64_t)v);
+            *slots = v;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The row geometry and the kernel family that runs it. */
+static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
                       const kp_tensor *bias, struct kp_rows_args *a, struct kp_launch_dims *dims)
 {
     const kp_layout *x = &src->layout, *y = &dst->layout;
@@ -139,27 +171,23 @@ static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tenso
     if (bias)
         vec = vec && a->b_stride == 1 && aligned16(kp_tensor_base(bias));
 
-    /* Threads that cache the row with the most slots the kernels allow. */
-    const uint64_t max_slots = KP_ROW_CACHE / (uint64_t)lanes;
-    const uint64_t need = ((uint64_t)cols + lanes * max_slots - 1) / (lanes * max_slots);
+    /* Threads per row and 16-byte slots per thread (see the file comment). */
+    const uint64_t vectors = ceil_div_u64((uint64_t)cols, (uint64_t)lanes);
     unsigned group, block;
-    if (need <= 32) {
-        group = pow2_at_least(need);
-        block = ROW_SEGMENT_BLOCK;
-    } else if (need <= ROW_MAX_BLOCK) {
-        group = block = pow2_at_least(need) < 64 ? 64 : pow2_at_least(need);
-    } else {
-        group = block = ROW_MAX_BLOCK;
+    int slots = 0;
+    a->full = vec && (uint64_t)cols % lanes == 0 && exact_fit(vectors, &group, &slots);
+    if (!a->full) {
+        slots = vectors <= KP_ROW_MAX_SLOTS * ROW_MAX_BLOCK ? KP_ROW_MAX_SLOTS : 0;
+        group = slots ? group_for(ceil_div_u64(vectors, KP_ROW_MAX_SLOTS)) : ROW_MAX_BLOCK;
     }
+    a->cached = slots;
     a->group = (int32_t)group;
-    a->cached = need <= ROW_MAX_BLOCK
-                    ? (int32_t)pow2_at_least(((uint64_t)cols + group * lanes - 1) / (group * lanes))
-                    : 0;
+    block = group <= 32 ? ROW_SEGMENT_BLOCK : group;
     uint64_t blocks = (rows + block / group - 1) / (block / group);
     if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
         blocks = (((uint64_t)1 << 31) - 1) / block;
     *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
-    return vec;
+    return a->full ? PATH_EXACT : vec ? PATH_VEC : PATH_STRIDED;
 }
 
 static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind, int flags,
@@ -175,14 +203,14 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
 
     struct kp_rows_args a;
     struct kp_launch_dims dims;
-    bool vec = plan_rows(dst, src, weight, bias, &a, &dims);
+    enum row_path path = plan_rows(dst, src, weight, bias, &a, &dims);
     a.flags = flags | (weight ? KP_ROWS_WEIGHT : 0) | (bias ? KP_ROWS_BIAS : 0);
     a.eps = eps;
     const void *x = kp_tensor_base(src), *w = weight ? kp_tensor_base(weight) : NULL;
     const void *b = bias ? kp_tensor_base(bias) : NULL;
     void *y = kp_tensor_base(dst);
     void *args[] = {&a, &x, &y, &w, &b};
-    return kp_launch_family(stream, row_families[kind][vec ? 0 : 1], src->dtype, &dims, args);
+    return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
 }
 
 kp_status kp_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)

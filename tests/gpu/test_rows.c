@@ -55,6 +55,14 @@ struct row_case {
 
 static const struct row_case cases[] = {
     {"rows 37x1000", 2, {37, 1000}, {0}, 0, {0}, 0, false},
+    /* exact fits with 1..4 slots per thread, in segments and whole blocks
+     * (f32: 9x8 two slots, 7x24 three, 6x1280 one of 320 threads, 6x2560
+     * two of 320, 3x5120 four of 320) */
+    {"rows 9x8", 2, {9, 8}, {0}, 0, {0}, 0, false},
+    {"rows 7x24", 2, {7, 24}, {0}, 0, {0}, 0, false},
+    {"rows 6x1280", 2, {6, 1280}, {0}, 0, {0}, 0, false},
+    {"rows 6x2560", 2, {6, 2560}, {0}, 0, {0}, 0, false},
+    {"rows 3x5120", 2, {3, 5120}, {0}, 0, {0}, 0, false},
     {"rows of length 1", 2, {4099, 1}, {0}, 0, {0}, 5, false},
     {"rows 65x4096", 2, {65, 4096}, {0}, 0, {0}, 0, false},
     {"rows 9x8192", 2, {9, 8192}, {0}, 0, {0}, 0, false},

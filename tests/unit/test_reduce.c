@@ -208,10 +208,22 @@ START_TEST(test_rows_plans)
     kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
     kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
     kp_tensor w = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
-    LAUNCHES(kp_softmax(stream, &dst, &src), 1, "softmax_f32");
-    LAUNCHES(kp_log_softmax(stream, &src, &src), 1, "softmax_f32");  /* in place */
-    LAUNCHES(kp_rmsnorm(stream, &dst, &src, &w, 1e-6f), 1, "rmsnorm_f32");
-    LAUNCHES(kp_layernorm(stream, &dst, &src, &w, NULL, 0.0f), 1, "layernorm_f32");
+    /* rows of 16 f32: four 16-byte slots, an exact fit */
+    LAUNCHES(kp_softmax(stream, &dst, &src), 1, "softmax_exact_f32");
+    LAUNCHES(kp_log_softmax(stream, &src, &src), 1, "softmax_exact_f32");  /* in place */
+    LAUNCHES(kp_rmsnorm(stream, &dst, &src, &w, 1e-6f), 1, "rmsnorm_exact_f32");
+    LAUNCHES(kp_layernorm(stream, &dst, &src, &w, NULL, 0.0f), 1, "layernorm_exact_f32");
+    /* rows of 12 (three slots: exact), 20 (five slots: no group x 1..4 slots
+     * makes five), 15 (rows 60 bytes apart: no 16-byte loads) */
+    kp_tensor r12 = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 12}, 0);
+    kp_tensor r12_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 12}, 1024);
+    LAUNCHES(kp_softmax(stream, &r12_dst, &r12), 1, "softmax_exact_f32");
+    kp_tensor r20 = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 20}, 0);
+    kp_tensor r20_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 20}, 1024);
+    LAUNCHES(kp_softmax(stream, &r20_dst, &r20), 1, "softmax_f32");
+    kp_tensor r15 = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 0);  /* 15 is no whole slot count */
+    kp_tensor r15_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
+    LAUNCHES(kp_rmsnorm(stream, &r15_dst, &r15, NULL, 1e-6f), 1, "rmsnorm_strided_f32");
     kp_tensor t = src;  /* transposed: inner stride 16 */
     t.layout.strides[0] = 1;
     t.layout.strides[1] = 16;
@@ -275,10 +287,12 @@ END_TEST
     } while (0)
 
 /* The shapes the performance targets are stated for take the fast paths:
- * rows of 4096 get a block each (4 loads of 16 bytes per thread), a full
+ * sums of rows of 4096 get 32 lanes (f32, 8 rows per block) or 16 lanes
+ * (bf16, 16 rows per block) with 32 loads of 16 bytes per lane, a full
  * reduction is split into many blocks (4 multiprocessors x 64 here) and
- * combined by one final block, softmax keeps a row of 4096 in registers of
- * one block. */
+ * combined by one final block, and the row ops keep a row of 4096 in the
+ * registers of one block (4 slots of 16 bytes per thread: 256 threads for
+ * f32, 128 for bf16) in the exact-fit kernels. */
 START_TEST(test_fast_path_geometry)
 {
     kp_buffer *big = NULL;
@@ -290,13 +304,13 @@ START_TEST(test_fast_path_geometry)
     sums.layout.shape[0] = 65535;
     sums.layout.offset = 65535 * 4096;
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &sums, &rows, (int[]){1}, 1), 1, "reduce_sum_f32");
-    EXPECT_DIMS(65535, 1, 256);
+    EXPECT_DIMS(8192, 1, 256);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_MAX, &sums, &rows, (int[]){1}, 1), 1, "reduce_max_f32");
-    EXPECT_DIMS(65535, 1, 256);
+    EXPECT_DIMS(8192, 1, 256);
     kp_tensor brows = rows, bsums = sums;
     brows.dtype = bsums.dtype = KP_DTYPE_BF16;
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &bsums, &brows, (int[]){1}, 1), 1, "reduce_sum_bf16");
-    EXPECT_DIMS(65535, 1, 128);
+    EXPECT_DIMS(4096, 1, 256);
     kp_tensor flat = {big, KP_DTYPE_F32, {0}}, one = {big, KP_DTYPE_F32, {0}};
     ck_assert_int_eq(kp_layout_contiguous(&flat.layout, 1, (int64_t[]){(int64_t)1 << 27}), KP_OK);
     ck_assert_int_eq(kp_layout_contiguous(&one.layout, 1, (int64_t[]){1}), KP_OK);
@@ -310,10 +324,14 @@ START_TEST(test_fast_path_geometry)
     half.layout.shape[0] = 32767;
     kp_tensor out = half;
     out.layout.offset = 32768 * 4096;
-    LAUNCHES(kp_softmax(stream, &out, &half), 1, "softmax_f32");
+    LAUNCHES(kp_softmax(stream, &out, &half), 1, "softmax_exact_f32");
     EXPECT_DIMS(32767, 1, 256);
-    LAUNCHES(kp_rmsnorm(stream, &out, &half, NULL, 1e-6f), 1, "rmsnorm_f32");
+    LAUNCHES(kp_rmsnorm(stream, &out, &half, NULL, 1e-6f), 1, "rmsnorm_exact_f32");
     EXPECT_DIMS(32767, 1, 256);
+    kp_tensor bhalf = half, bout = out;
+    bhalf.dtype = bout.dtype = KP_DTYPE_BF16;
+    LAUNCHES(kp_layernorm(stream, &bout, &bhalf, NULL, NULL, 1e-6f), 1, "layernorm_exact_bf16");
+    EXPECT_DIMS(32767, 1, 128);
     kp_buffer_destroy(&big);
 }
 END_TEST

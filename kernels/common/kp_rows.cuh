@@ -1,0 +1,252 @@
+// Row access for the row ops (softmax, norms): a group of threads (a block,
+// or a segment of <= 32 lanes) per row, reading the row in slots of
+// group-size x N elements (N = 16 bytes' worth). With VEC, lane l holds
+// elements [(k*G + l)*N, +N) of slot k, read with one 16-byte load;
+// otherwise it holds elements (k*N + i)*G + l, read one by one at any
+// stride (still coalesced across the group). Rows that fit are read once
+// into registers (`cached` slots per thread); longer rows are streamed from
+// memory once per pass.
+//
+// Speed: these kernels run at memory speed only if the work per element is
+// a handful of instructions, so in-row positions of cached rows are 32-bit
+// (a cached row has at most KP_ROWS_MAX_BLOCK x KP_ROW_MAX_SLOTS x 16 elements),
+// rows are padded with a value the algorithm ignores instead of testing
+// every element, and the row's offset costs one division per outer dim but
+// the outermost.
+#pragma once
+#include "kp_reduce.cuh"
+#include "kp_elementwise.cuh"
+
+static_assert((long long)KP_ROWS_MAX_BLOCK * KP_ROW_MAX_SLOTS * 16 < (1ll << 31),
+              "in-row positions of cached rows fit 32 bits");
+static_assert(KP_ROW_MAX_SLOTS == 4, "kp_rows instantiates 1..4 cached slots");
+
+// One row as seen by one thread. I is the type of in-row positions. FULL:
+// every slot this thread visits lies inside the row (checked once per row),
+// so loads and stores are straight-line code the compiler can schedule
+// together.
+template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
+    typedef typename kp_compute<T>::type C;
+    typedef I index;
+    static constexpr int N = 16 / sizeof(T);
+    const T *x;
+    T *y;
+    const T *w;
+    const T *b;
+    I cols;       // with !FULL, 0 for a group without a row: nothing is read
+    bool active;  // the group has a row: stores happen
+    kp_idx xs, ys, ws, bs;
+    unsigned G, lane;
+    T pad;  // what x reads past the row's end
+
+    KP_DEVICE I elem(I k, int i) const {
+        return VEC ? (k * G + lane) * N + i : (k * N + i) * G + lane;
+    }
+    KP_DEVICE bool valid(I k, int i) const { return FULL || elem(k, i) < cols; }
+    // Every element of slot k is in the row.
+    KP_DEVICE bool full(I k) const {
+        return FULL || (VEC ? (k * G + lane) * N + N <= cols : elem(k, N - 1) < cols);
+    }
+
+    // Slot k of p (stride: element stride when !VEC) in storage form; fill
+    // where the slot passes the row's end.
+    KP_DEVICE void load(const T *p, kp_idx stride, I k, kp_vec<T, N> &q, T fill) const {
+        if (VEC && full(k)) {
+            q = *reinterpret_cast<const kp_vec<T, N> *>(p + elem(k, 0));
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const I e = elem(k, i);
+            q.v[i] = valid(k, i) ? p[VEC ? (kp_idx)e : (kp_idx)e * stride] : fill;
+        }
+    }
+    static KP_DEVICE void widen(const kp_vec<T, N> &q, C (&v)[N]) {
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            v[i] = kp_load(q.v[i]);
+    }
+    KP_DEVICE void load_x(I k, kp_vec<T, N> &q) const { load(x, xs, k, q, pad); }
+    KP_DEVICE void load_w(I k, C (&v)[N]) const {
+        kp_vec<T, N> q;
+        load(w, ws, k, q, kp_store<T>(C(1)));
+        widen(q, v);
+    }
+    KP_DEVICE void load_b(I k, C (&v)[N]) const {
+        kp_vec<T, N> q;
+        load(b, bs, k, q, kp_store<T>(C(0)));
+        widen(q, v);
+    }
+
+    KP_DEVICE void store(I k, const C (&v)[N]) const {
+        if (!active)
+            return;
+        if (VEC && full(k)) {
+            kp_vec<T, N> q;
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                q.v[i] = kp_store<T>(v[i]);
+            *reinterpret_cast<kp_vec<T, N> *>(y + elem(k, 0)) = q;
+            return;
+        }
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const I e = elem(k, i);
+            if (valid(k, i))
+                y[VEC ? (kp_idx)e : (kp_idx)e * ys] = kp_store<T>(v[i]);
+        }
+    }
+};
+
+// Hides q's value from the optimiser, which then cannot reuse what it
+// derived from q before this point: a 16-bit row is widened again on each
+// pass instead of being kept widened, in twice the registers.
+template <typename T, int N> KP_DEVICE void kp_opaque(kp_vec<T, N> &q) {
+    static_assert(sizeof(q) % 4 == 0, "a slot is whole 32-bit words");
+    uint32_t w[sizeof(q) / 4];
+    memcpy(w, &q, sizeof(q));
+#pragma unroll
+    for (unsigned i = 0; i < sizeof(q) / 4; i++)
+#if KP_HIP
+        asm volatile("" : "+v"(w[i]));
+#else
+        asm volatile("" : "+r"(w[i]));
+#endif
+    memcpy(&q, w, sizeof(q));
+}
+
+// The row kept in registers in its storage type (16-bit values two to a
+// register). each(f) visits the slots in order, widened to the compute
+// type; where that is the storage type (f32, f64) what f leaves in the slot
+// is kept, so an algorithm can keep a value it computed (keeps_values).
+template <typename T, bool VEC, bool FULL, int V> struct kp_row_cached {
+    typedef kp_row<T, VEC, unsigned, FULL> row;
+    typedef typename row::C C;
+    static constexpr int N = row::N;
+    static constexpr bool keeps_values = sizeof(T) == sizeof(C);
+    kp_vec<T, N> raw[V];
+    KP_DEVICE explicit kp_row_cached(const row &r) {
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            r.load_x((unsigned)k, raw[k]);
+    }
+    template <typename F> KP_DEVICE void each(F f) {
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            C v[N];
+            if (!keeps_values)
+                kp_opaque(raw[k]);
+            row::widen(raw[k], v);
+            f((unsigned)k, v);
+            if (keeps_values) {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    raw[k].v[i] = kp_store<T>(v[i]);
+            }
+        }
+    }
+};
+
+// The row read from memory on every pass.
+template <typename T, bool VEC> struct kp_row_streamed {
+    typedef kp_row<T, VEC, kp_idx> row;
+    typedef typename row::C C;
+    static constexpr int N = row::N;
+    static constexpr bool keeps_values = false;
+    const row &r;
+    kp_idx slots;
+    template <typename F> KP_DEVICE void each(F f) {
+        for (kp_idx k = 0; k < slots; k++) {
+            kp_vec<T, N> q;
+            C v[N];
+            r.load_x(k, q);
+            row::widen(q, v);
+            f(k, v);
+        }
+    }
+};
+
+// Row `row` of the launch as seen by this thread. A group past the last
+// row reads row 0 (FULL: every slot is read) or nothing, and stores nothing.
+template <typename T, bool VEC, typename I, bool FULL>
+KP_DEVICE kp_row<T, VEC, I, FULL> kp_row_at(const kp_rows_args &A, const kp_group &g, kp_idx row,
+                                            const T *x, T *y, const T *w, const T *b, T pad) {
+    kp_row<T, VEC, I, FULL> r;
+    r.x = x;
+    r.y = y;
+    r.w = w;
+    r.b = b;
+    r.active = row < (kp_idx)A.rows;
+    r.cols = FULL || r.active ? (I)A.cols : 0;
+    r.xs = (kp_idx)A.x_inner;
+    r.ys = (kp_idx)A.y_inner;
+    r.ws = (kp_idx)A.w_stride;
+    r.bs = (kp_idx)A.b_stride;
+    r.G = g.size;
+    r.lane = g.lane;
+    r.pad = pad;
+    if (r.active) {
+        kp_idx q = row, xo = 0, yo = 0;
+        for (int d = A.outer_rank - 1; d > 0; d--) {
+            const kp_idx size = (kp_idx)A.outer_shape[d];
+            const kp_idx p = q / size, i = q - p * size;
+            xo += i * (kp_idx)A.x_outer[d];
+            yo += i * (kp_idx)A.y_outer[d];
+            q = p;
+        }
+        if (A.outer_rank > 0) {  // q < outer_shape[0] by now
+            xo += q * (kp_idx)A.x_outer[0];
+            yo += q * (kp_idx)A.y_outer[0];
+        }
+        r.x = x + xo;
+        r.y = y + yo;
+    }
+    return r;
+}
+
+// Runs algo on the row with V cached slots if the arguments ask for V.
+template <int V, bool FULL, typename T, bool VEC, typename Algo>
+KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_idx row, const T *x,
+                                 T *y, const T *w, const T *b, T pad, const Algo &algo) {
+    if (A.cached != V)
+        return false;
+    const kp_row<T, VEC, unsigned, FULL> r =
+        kp_row_at<T, VEC, unsigned, FULL>(A, g, row, x, y, w, b, pad);
+    kp_row_cached<T, VEC, FULL, V> src(r);
+    algo(r, g, src, A.flags);
+    return true;
+}
+
+// Every group of the grid takes rows in turn; the loop is uniform per block
+// and the path taken the same for every group, so every thread reaches the
+// group reductions inside algo. EXACT: the host found an exact fit (cols =
+// group x cached x N, so every slot is full) and each thread caches 1 to
+// KP_ROW_MAX_SLOTS slots. Otherwise rows that fit KP_ROW_MAX_SLOTS slots
+// per thread are cached with checks at the row's end, longer ones streamed.
+// The exact path is a kernel of its own: registers are allocated for a
+// kernel's largest path, and the others would cost it occupancy.
+template <bool VEC, bool EXACT, typename T, typename Algo>
+KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
+                       const Algo &algo) {
+    typedef typename kp_compute<T>::type C;
+    constexpr int N = 16 / sizeof(T);
+    const kp_group g = kp_group_of((unsigned)A.group);
+    const kp_idx rows = (kp_idx)A.rows, cols = (kp_idx)A.cols;
+    const T pad = kp_store<T>(Algo::template pad<C>());
+    for (kp_idx base = (kp_idx)blockIdx.x * g.per_block; base < rows;
+         base += (kp_idx)gridDim.x * g.per_block) {
+        const kp_idx row = base + g.index;
+        if constexpr (EXACT) {
+            kp_row_try_cached<1, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
+                kp_row_try_cached<2, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
+                kp_row_try_cached<3, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
+                kp_row_try_cached<4, true, T, VEC>(A, g, row, x, y, w, b, pad, algo);
+        } else {
+            if (kp_row_try_cached<KP_ROW_MAX_SLOTS, false, T, VEC>(A, g, row, x, y, w, b, pad, algo))
+                continue;
+            const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, false>(A, g, row, x, y, w, b, pad);
+            kp_row_streamed<T, VEC> src{r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
+            algo(r, g, src, A.flags);
+        }
+    }
+}
