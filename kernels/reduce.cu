@@ -90,13 +90,20 @@ KP_DEVICE void kp_fold(typename Op::acc &acc, const Op &op, T x, kp_idx i) {
 }
 
 // Elements [lo, hi) of a contiguous run, shared by the lanes of group g:
-// a scalar head up to 16-byte alignment, 16-byte loads four at a time (so
-// each thread has several loads in flight), then a scalar tail.
+// a scalar head up to 16-byte alignment, then 16-byte loads U at a time (64
+// or 128 bytes in flight per lane, the last step's loads predicated rather
+// than one by one; each of the U loads folds into its own partial, so the
+// folds form U short dependency chains instead of one long one), then a
+// scalar tail.
 template <typename T, typename Op>
 KP_DEVICE typename Op::acc kp_reduce_run(const T *row, kp_idx lo, kp_idx hi, const kp_group &g,
                                          const Op &op) {
     constexpr int N = 16 / sizeof(T);
-    typename Op::acc acc = op.identity();
+    constexpr int U = sizeof(T) >= 4 ? 4 : 8;
+    typename Op::acc acc = op.identity(), part[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        part[u] = op.identity();
     const kp_idx step = g.size;
     kp_idx head = (kp_idx)((N - ((uintptr_t)(row + lo) / sizeof(T)) % N) % N);
     if (head > hi - lo)
@@ -106,25 +113,25 @@ KP_DEVICE typename Op::acc kp_reduce_run(const T *row, kp_idx lo, kp_idx hi, con
     const kp_idx start = lo + head, nvec = (hi - start) / N;
     const kp_vec<T, N> *v = reinterpret_cast<const kp_vec<T, N> *>(row + start);
     kp_idx k = g.lane;
-    for (; k + 3 * step < nvec; k += 4 * step) {
-        kp_vec<T, N> q[4];
+    for (; k < nvec; k += U * step) {
+        kp_vec<T, N> q[U];
 #pragma unroll
-        for (int u = 0; u < 4; u++)
-            q[u] = v[k + u * step];
+        for (int u = 0; u < U; u++)
+            if (k + u * step < nvec)
+                q[u] = v[k + u * step];
 #pragma unroll
-        for (int u = 0; u < 4; u++)
+        for (int u = 0; u < U; u++)
+            if (k + u * step < nvec) {
 #pragma unroll
-            for (int e = 0; e < N; e++)
-                kp_fold(acc, op, q[u].v[e], start + (k + u * step) * N + e);
-    }
-    for (; k < nvec; k += step) {
-        const kp_vec<T, N> q = v[k];
-#pragma unroll
-        for (int e = 0; e < N; e++)
-            kp_fold(acc, op, q.v[e], start + k * N + e);
+                for (int e = 0; e < N; e++)
+                    kp_fold(part[u], op, q[u].v[e], start + (k + u * step) * N + e);
+            }
     }
     for (kp_idx i = start + nvec * N + g.lane; i < hi; i += step)
         kp_fold(acc, op, row[i], i);
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        acc = op(acc, part[u]);
     return acc;
 }
 

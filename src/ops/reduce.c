@@ -224,17 +224,17 @@ static void plan_dims(const kp_tensor *dst, const kp_tensor *src, const bool red
 }
 
 /* Splits for outputs that alone leave the device idle (fewer than
- * fill_blocks blocks): about balance_blocks blocks in all, each with at
- * least `min_elems` elements, within the scratch area. balance_blocks is
- * several times what the device runs at once, so the blocks of equal work
- * run in many waves and the last, partly filled one costs little. */
+ * fill_blocks blocks): about fill_blocks blocks in all, each with at least
+ * `min_elems` elements, within the scratch area. Few long blocks rather
+ * than many short ones: each block pays a ramp-up (its first loads'
+ * latency) and a drain (its reduction), which at 64 waves of blocks cost a
+ * sixth of a 16-bit full-tensor sum's time. */
 static uint64_t choose_splits(uint64_t out_blocks, uint64_t n_out, uint64_t n_red,
-                              uint64_t fill_blocks, uint64_t balance_blocks, uint64_t min_elems,
-                              size_t psize)
+                              uint64_t fill_blocks, uint64_t min_elems, size_t psize)
 {
     if (out_blocks >= fill_blocks || n_red < 2 * min_elems)
         return 1;
-    uint64_t s = ceil_div(balance_blocks, out_blocks);
+    uint64_t s = ceil_div(fill_blocks, out_blocks);
     s = min_u64(s, n_red / min_elems);
     s = min_u64(s, KP_STREAM_SCRATCH_BYTES / psize / n_out);
     s = min_u64(s, 65535);
@@ -269,7 +269,6 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
     const uint64_t n_out = (uint64_t)a->n_out, n_red = (uint64_t)a->n_red;
     const uint64_t sms = dev->info.multiprocessors > 0 ? (uint64_t)dev->info.multiprocessors : 1;
     const uint64_t fill_blocks = sms * 8;      /* 8 blocks of 256 threads fill a multiprocessor */
-    const uint64_t balance_blocks = sms * 64;  /* see choose_splits */
     const size_t psize = partial_size(op, dt);
     const bool contig = a->red_rank == 0 || (a->red_rank == 1 && a->red_stride[0] == 1);
     const bool columns = !contig && a->kept_rank > 0 && n_out >= REDUCE_BLOCK &&
@@ -281,7 +280,7 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
     p->dims.grid[2] = 1;
     if (columns) {
         uint64_t blocks = ceil_div(n_out, REDUCE_BLOCK);
-        set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, balance_blocks, SPLIT_MIN_COLS,
+        set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, SPLIT_MIN_COLS,
                                     psize), 1);
         a->group = 1;
         p->kind = KIND_COLS;
@@ -307,7 +306,7 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
         group = REDUCE_BLOCK;
     unsigned block = group > 32 ? group : REDUCE_BLOCK;
     uint64_t out_blocks = ceil_div(n_out, block / group);
-    uint64_t splits = choose_splits(n_out, n_out, n_red, fill_blocks, balance_blocks, SPLIT_MIN_GROUP,
+    uint64_t splits = choose_splits(n_out, n_out, n_red, fill_blocks, SPLIT_MIN_GROUP,
                                     psize);
     if (out_blocks < fill_blocks && splits > 1) {
         block = group = REDUCE_BLOCK;  /* one output per block and split */

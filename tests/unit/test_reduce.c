@@ -289,10 +289,10 @@ END_TEST
 /* The shapes the performance targets are stated for take the fast paths:
  * sums of rows of 4096 get 32 lanes (f32, 8 rows per block) or 16 lanes
  * (bf16, 16 rows per block) with 32 loads of 16 bytes per lane, a full
- * reduction is split into many blocks (4 multiprocessors x 64 here) and
- * combined by one final block, and the row ops keep a row of 4096 in the
- * registers of one block (4 slots of 16 bytes per thread: 256 threads for
- * f32, 128 for bf16) in the exact-fit kernels. */
+ * reduction is split into one block per resident slot (4 multiprocessors x
+ * 8 here) and combined by one final block, and the row ops keep a row of
+ * 4096 in the registers of one block (4 slots of 16 bytes per thread: 256
+ * threads for f32, 128 for bf16) in the exact-fit kernels. */
 START_TEST(test_fast_path_geometry)
 {
     kp_buffer *big = NULL;
