@@ -49,9 +49,12 @@ KP_API kp_status kp_reduce(kp_stream *stream, kp_reduce_op op, const kp_tensor *
  * numerically stable (the row maximum is subtracted first):
  * softmax = exp(x - max) / sum(exp(x - max)), log_softmax = (x - max) -
  * log(sum(exp(x - max))). A row holding NaN or +inf becomes NaN; -inf gives 0
- * (softmax) or -inf (log_softmax) where the row has a finite element. dst and
- * src: same float dtype (f32, f64, f16, bf16) and shape, any layouts; dst may
- * be src itself (same layout) but must not otherwise overlap it or itself. */
+ * (softmax) or -inf (log_softmax) where the row has a finite element. Math
+ * in f32 (f64 for f64); for f16 and bf16 exp is the hardware approximation
+ * (a few f32 ulp, far below a 16-bit ulp), with which CUDA builds flush bf16
+ * softmax results below 2^-126 (bf16 subnormals) to 0. dst and src: same
+ * float dtype (f32, f64, f16, bf16) and shape, any layouts; dst may be src
+ * itself (same layout) but must not otherwise overlap it or itself. */
 KP_API kp_status kp_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 KP_API kp_status kp_log_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 

@@ -63,7 +63,7 @@ struct kp_rows_args {
     int32_t outer_rank;
     int32_t flags;      /* KP_ROWS_* */
     float eps;
-    int32_t full;       /* cols == group x cached x (16 / element size): no slot passes the row's end */
+    int32_t pad_;
     int64_t outer_shape[KP_KERNEL_MAX_RANK];
     int64_t x_outer[KP_KERNEL_MAX_RANK];
     int64_t y_outer[KP_KERNEL_MAX_RANK];

@@ -27,7 +27,6 @@ static_assert(KP_ROW_MAX_SLOTS == 4, "kp_rows instantiates 1..4 cached slots");
 // together.
 template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
     typedef typename kp_compute<T>::type C;
-    typedef I index;
     static constexpr int N = 16 / sizeof(T);
     const T *x;
     T *y;

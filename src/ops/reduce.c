@@ -227,8 +227,8 @@ static void plan_dims(const kp_tensor *dst, const kp_tensor *src, const bool red
  * fill_blocks blocks): about fill_blocks blocks in all, each with at least
  * `min_elems` elements, within the scratch area. Few long blocks rather
  * than many short ones: each block pays a ramp-up (its first loads'
- * latency) and a drain (its reduction), which at 64 waves of blocks cost a
- * sixth of a 16-bit full-tensor sum's time. */
+ * latency) and a drain (its reduction), which cost a 16-bit full-tensor
+ * sum about a fifth of its time when it ran as 64 waves of blocks. */
 static uint64_t choose_splits(uint64_t out_blocks, uint64_t n_out, uint64_t n_red,
                               uint64_t fill_blocks, uint64_t min_elems, size_t psize)
 {
@@ -289,13 +289,13 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
         return;
     }
     /* Units of work per output: 16-byte vectors of a contiguous run, else
-     * elements. A group of threads per output, with up to GROUP_UNITS units
-     * per thread: the setup of an output (its offsets, the group reduction)
-     * costs about as much as a few dozen units, so it is spread over many.
-     * The group is a segment of <= 32 lanes (several per 256-thread block,
-     * reduced with shuffles alone) unless that leaves more units per
-     * thread, or fewer threads than the device holds, when a whole block of
-     * 64..256 threads takes the output (keeping >= 4 units per thread). */
+     * elements. A group of threads per output: the smallest power of two
+     * that leaves each thread at most GROUP_UNITS units (the setup of an
+     * output, its offsets and group reduction, costs about as much as a few
+     * dozen units, so it is spread over many), doubled while the groups of
+     * all outputs would leave the device part-empty and each thread keeps
+     * >= 4 units. Up to 32 threads it is a segment (several per 256-thread
+     * block, reduced with shuffles alone), above a whole block. */
     const uint64_t lanes = 16 / kp_dtype_size(dt);
     const uint64_t units = contig ? n_red / lanes : n_red;
     const uint64_t resident = sms * 2048;  /* threads the device holds at once */

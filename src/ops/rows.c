@@ -129,7 +129,8 @@ static bool exact_fit(uint64_t vectors, unsigned *group, int *slots)
 
 /* The row geometry and the kernel family that runs it. */
 static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
-                      const kp_tensor *bias, struct kp_rows_args *a, struct kp_launch_dims *dims)
+                               const kp_tensor *bias, struct kp_rows_args *a,
+                               struct kp_launch_dims *dims)
 {
     const kp_layout *x = &src->layout, *y = &dst->layout;
     const int last = x->rank - 1;
@@ -175,8 +176,8 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
     const uint64_t vectors = ceil_div_u64((uint64_t)cols, (uint64_t)lanes);
     unsigned group, block;
     int slots = 0;
-    a->full = vec && (uint64_t)cols % lanes == 0 && exact_fit(vectors, &group, &slots);
-    if (!a->full) {
+    const bool exact = vec && (uint64_t)cols % lanes == 0 && exact_fit(vectors, &group, &slots);
+    if (!exact) {
         slots = vectors <= KP_ROW_MAX_SLOTS * ROW_MAX_BLOCK ? KP_ROW_MAX_SLOTS : 0;
         group = slots ? group_for(ceil_div_u64(vectors, KP_ROW_MAX_SLOTS)) : ROW_MAX_BLOCK;
     }
@@ -187,7 +188,7 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
     if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
         blocks = (((uint64_t)1 << 31) - 1) / block;
     *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
-    return a->full ? PATH_EXACT : vec ? PATH_VEC : PATH_STRIDED;
+    return exact ? PATH_EXACT : vec ? PATH_VEC : PATH_STRIDED;
 }
 
 static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind, int flags,
