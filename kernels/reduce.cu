@@ -33,19 +33,7 @@ KP_DEVICE kp_idx kp_min_idx(kp_idx a, kp_idx b) { return a < b ? a : b; }
 
 // Source and destination offsets of output o (linear over the kept dims).
 KP_DEVICE void kp_kept_offsets(const kp_reduce_args &A, kp_idx o, kp_idx &src, kp_idx &dst) {
-    src = 0;
-    dst = 0;
-    for (int d = A.kept_rank - 1; d > 0; d--) {
-        const kp_idx size = (kp_idx)A.kept_shape[d];
-        const kp_idx q = o / size, r = o - q * size;
-        src += r * (kp_idx)A.kept_src_stride[d];
-        dst += r * (kp_idx)A.kept_dst_stride[d];
-        o = q;
-    }
-    if (A.kept_rank > 0) {  // o < kept_shape[0]: the outermost dim needs no division
-        src += o * (kp_idx)A.kept_src_stride[0];
-        dst += o * (kp_idx)A.kept_dst_stride[0];
-    }
+    kp_offsets2(A.kept_rank, A.kept_shape, A.kept_src_stride, A.kept_dst_stride, o, src, dst);
 }
 
 // Source offset of element r (linear over the reduced dims) of an output.

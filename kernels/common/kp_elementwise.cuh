@@ -134,6 +134,27 @@ KP_DEVICE void kp_strided_offsets(const kp_strided &L, kp_idx i, kp_idx (&off)[N
     }
 }
 
+// Offsets in two operands (strides sa, sb) of linear index q over `rank`
+// dims of `shape` (outermost first). The outermost dim needs no division:
+// q < shape[0] once the inner dims are taken off.
+KP_DEVICE void kp_offsets2(int rank, const int64_t (&shape)[KP_KERNEL_MAX_RANK],
+                           const int64_t (&sa)[KP_KERNEL_MAX_RANK],
+                           const int64_t (&sb)[KP_KERNEL_MAX_RANK], kp_idx q, kp_idx &a, kp_idx &b) {
+    a = 0;
+    b = 0;
+    for (int d = rank - 1; d > 0; d--) {
+        const kp_idx size = (kp_idx)shape[d];
+        const kp_idx p = q / size, i = q - p * size;
+        a += i * (kp_idx)sa[d];
+        b += i * (kp_idx)sb[d];
+        q = p;
+    }
+    if (rank > 0) {
+        a += q * (kp_idx)sa[0];
+        b += q * (kp_idx)sb[0];
+    }
+}
+
 // Strided loops walk L as rows of its innermost dimension: the threads of
 // the y grid dimension pick rows (offsets computed once per row, the only
 // divisions), the x dimension walks along the row, so an innermost stride of

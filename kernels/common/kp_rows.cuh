@@ -10,9 +10,8 @@
 // Speed: these kernels run at memory speed only if the work per element is
 // a handful of instructions, so in-row positions of cached rows are 32-bit
 // (a cached row has at most KP_ROWS_MAX_BLOCK x KP_ROW_MAX_SLOTS x 16 elements),
-// rows are padded with a value the algorithm ignores instead of testing
-// every element, and the row's offset costs one division per outer dim but
-// the outermost.
+// and rows are padded with a value the algorithm ignores instead of
+// testing every element.
 #pragma once
 #include "kp_reduce.cuh"
 #include "kp_elementwise.cuh"
@@ -185,18 +184,8 @@ KP_DEVICE kp_row<T, VEC, I, FULL> kp_row_at(const kp_rows_args &A, const kp_grou
     r.lane = g.lane;
     r.pad = pad;
     if (r.active) {
-        kp_idx q = row, xo = 0, yo = 0;
-        for (int d = A.outer_rank - 1; d > 0; d--) {
-            const kp_idx size = (kp_idx)A.outer_shape[d];
-            const kp_idx p = q / size, i = q - p * size;
-            xo += i * (kp_idx)A.x_outer[d];
-            yo += i * (kp_idx)A.y_outer[d];
-            q = p;
-        }
-        if (A.outer_rank > 0) {  // q < outer_shape[0] by now
-            xo += q * (kp_idx)A.x_outer[0];
-            yo += q * (kp_idx)A.y_outer[0];
-        }
+        kp_idx xo, yo;
+        kp_offsets2(A.outer_rank, A.outer_shape, A.x_outer, A.y_outer, row, xo, yo);
         r.x = x + xo;
         r.y = y + yo;
     }
