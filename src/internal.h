@@ -103,9 +103,10 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
 /* Grid and block for a strided kernel over `layout` (rows of its innermost
  * dimension, see kp_for_each_strided in kernels/common). The kernel's first
  * `vector_operands` operands are the ones its vectorised row path reads and
- * writes (0: the kernel has no such path). */
+ * writes (0: the kernel has no such path), and `widest` is the size in
+ * bytes of the widest of their elements. */
 struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
-                                        int vector_operands);
+                                        int vector_operands, size_t widest);
 kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
                     const struct kp_launch_dims *dims, void **args);
 

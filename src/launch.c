@@ -16,20 +16,25 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
 }
 
 struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
-                                        int vector_operands)
+                                        int vector_operands, size_t widest)
 {
     /* x walks the innermost dimension, y the rows (see kp_for_each_strided):
      * short rows share a block, long rows spread over several. Rows that are
-     * contiguous in every operand move 16 bytes (>= 4 elements where the
-     * widest element is 4 bytes or less) a thread step, so fewer x threads. */
+     * contiguous in every operand move 16 bytes of the widest operand a
+     * thread step, and each thread takes about VECTORS_PER_THREAD of them per
+     * row, so that the setup of a row (its offsets, the alignment tests) is
+     * spread over several. */
+    enum { VECTORS_PER_THREAD = 4 };
     uint64_t inner = layout->rank > 0 ? (uint64_t)layout->shape[layout->rank - 1] : 1, rows = 1;
     for (int d = 0; d + 1 < layout->rank; d++)
         rows *= (uint64_t)layout->shape[d];
-    bool rows_contiguous = vector_operands > 0 && layout->rank > 0;
+    bool rows_contiguous = vector_operands > 0 && layout->rank > 0 && widest > 0 && widest <= 16;
     for (int k = 0; rows_contiguous && k < vector_operands; k++)
         rows_contiguous = layout->stride[k][layout->rank - 1] == 1;
-    if (rows_contiguous)
-        inner = (inner + 3) / 4;
+    if (rows_contiguous) {
+        const uint64_t lanes = 16 / widest, vectors = (inner + lanes - 1) / lanes;
+        inner = (vectors + VECTORS_PER_THREAD - 1) / VECTORS_PER_THREAD;
+    }
     unsigned bx = 1;
     while (bx < 256 && bx < inner)
         bx *= 2;

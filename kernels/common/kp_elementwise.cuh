@@ -120,17 +120,22 @@ KP_DEVICE void kp_set_contiguous(kp_idx n, T *y, T v) {
 }
 
 // Element offsets of linear index i (row-major over L's shape) in the first
-// NOPS operands of L.
+// NOPS operands of L. The outermost dim needs no division: i < shape[0]
+// once the inner dims are taken off.
 template <int NOPS>
 KP_DEVICE void kp_strided_offsets(const kp_strided &L, kp_idx i, kp_idx (&off)[NOPS]) {
 #pragma unroll
     for (int k = 0; k < NOPS; k++) off[k] = 0;
-    for (int d = L.rank - 1; d >= 0; d--) {
+    for (int d = L.rank - 1; d > 0; d--) {
         const kp_idx size = (kp_idx)L.shape[d];
         const kp_idx q = i / size, r = i - q * size;
 #pragma unroll
         for (int k = 0; k < NOPS; k++) off[k] += r * (kp_idx)L.stride[k][d];
         i = q;
+    }
+    if (L.rank > 0) {
+#pragma unroll
+        for (int k = 0; k < NOPS; k++) off[k] += i * (kp_idx)L.stride[k][0];
     }
 }
 
@@ -157,7 +162,7 @@ KP_DEVICE void kp_offsets2(int rank, const int64_t (&shape)[KP_KERNEL_MAX_RANK],
 
 // Strided loops walk L as rows of its innermost dimension: the threads of
 // the y grid dimension pick rows (offsets computed once per row, the only
-// divisions), the x dimension walks along the row, so an innermost stride of
+// divisions, none for a rank-2 layout), the x dimension walks along the row, so an innermost stride of
 // 1 is coalesced and a broadcast (stride 0) costs nothing. When the rows are
 // contiguous in every operand (innermost strides all 1, as in a bias add or
 // a copy between row-padded layouts) each row goes through the vectorised
@@ -179,11 +184,15 @@ KP_DEVICE void kp_for_each_row(kp_idx n, const kp_strided &L, Row row) {
 #pragma unroll
         for (int k = 0; k < NOPS; k++) base[k] = 0;
         kp_idx q = r;
-        for (int d = last - 1; d >= 0; d--) {
+        for (int d = last - 1; d > 0; d--) {
             const kp_idx size = (kp_idx)L.shape[d], next = q / size, i = q - next * size;
 #pragma unroll
             for (int k = 0; k < NOPS; k++) base[k] += i * (kp_idx)L.stride[k][d];
             q = next;
+        }
+        if (last > 0) {  // q < shape[0]: no division
+#pragma unroll
+            for (int k = 0; k < NOPS; k++) base[k] += q * (kp_idx)L.stride[k][0];
         }
         row(base);
     }

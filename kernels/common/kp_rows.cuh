@@ -21,9 +21,9 @@ static_assert((long long)KP_ROWS_MAX_BLOCK * KP_ROW_MAX_SLOTS * 16 < (1ll << 31)
 static_assert(KP_ROW_MAX_SLOTS == 4, "kp_rows instantiates 1..4 cached slots");
 
 // One row as seen by one thread. I is the type of in-row positions. FULL:
-// every slot this thread visits lies inside the row (checked once per row),
-// so loads and stores are straight-line code the compiler can schedule
-// together.
+// every slot this thread visits lies inside the row (the host found an
+// exact fit), so loads and stores are straight-line code the compiler can
+// schedule together.
 template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
     typedef typename kp_compute<T>::type C;
     static constexpr int N = 16 / sizeof(T);

@@ -73,7 +73,7 @@ kp_status kp_affine(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &src->layout};
     kp_layout_merge(2, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2, kp_dtype_size(dst->dtype));
     void *args[] = {&n, &layout, &x, &y, &m, &a};
     return kp_launch_family(stream, KP_KF_AFFINE_STRIDED, dst->dtype, &dims, args);
 }

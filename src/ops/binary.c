@@ -87,7 +87,7 @@ kp_status kp_binary(kp_stream *stream, kp_binary_op op, const kp_tensor *dst,
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &lhs->layout, &rhs->layout};
     kp_layout_merge(3, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 3);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 3, kp_dtype_size(lhs->dtype));
     void *args[] = {&n, &layout, &a, &b, &y};
     return kp_launch_family(stream, info->strided, lhs->dtype, &dims, args);
 }

@@ -45,7 +45,9 @@ kp_status kp_cast(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &src->layout};
     kp_layout_merge(2, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2);
+    const size_t widest = kp_dtype_size(src->dtype) > kp_dtype_size(dst->dtype)
+                              ? kp_dtype_size(src->dtype) : kp_dtype_size(dst->dtype);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2, widest);
     void *args[] = {&n, &layout, &x, &y};
     return kp_launch_family(stream, cast_strided[src->dtype], dst->dtype, &dims, args);
 }

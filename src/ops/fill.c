@@ -28,7 +28,7 @@ kp_status kp_fill(kp_stream *stream, const kp_tensor *dst, const void *value)
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout};
     kp_layout_merge(1, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 1);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 1, kp_dtype_size(dst->dtype));
     void *args[] = {&n, &layout, &y, &bits};
     return kp_launch_family(stream, KP_KF_FILL_STRIDED, dst->dtype, &dims, args);
 }
@@ -102,7 +102,7 @@ kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
         return launch_transpose2d(stream, dst->dtype, y, (uint64_t)layout.stride[0][0], x,
                                   (uint64_t)layout.stride[1][1], (uint64_t)layout.shape[0],
                                   (uint64_t)layout.shape[1]);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2, es);
     void *args[] = {&n, &layout, &x, &y};
     return kp_launch_family(stream, KP_KF_COPY_STRIDED, dst->dtype, &dims, args);
 }

@@ -169,7 +169,7 @@ static kp_status launch_strided(enum index_op op, kp_stream *stream, const kp_te
     struct kp_index_dim along = {indexed->strides[dim], indexed->shape[dim]};
     void *d = kp_tensor_base(dst), *s = kp_tensor_base(src), *i = kp_tensor_base(ids);
     void *w = kp_index_status_word(status);
-    struct kp_launch_dims dims = kp_launch_strided(stream->device, &layout, 0);
+    struct kp_launch_dims dims = kp_launch_strided(stream->device, &layout, 0, 0);
     void *args[] = {&n, &layout, &along, &d, &s, &i, &w};
     enum kp_family_id family = reading ? KP_KF_GATHER
                                : op == OP_SCATTER ? KP_KF_SCATTER : KP_KF_SCATTER_ADD;

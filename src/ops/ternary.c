@@ -73,11 +73,11 @@ kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tensor *con
     void *c = kp_tensor_base(cond), *t = kp_tensor_base(on_true), *f = kp_tensor_base(on_false);
     void *y = kp_tensor_base(dst);
     kp_device *dev = stream->device;
+    /* Each thread step moves 16 bytes of the widest operand. */
+    const size_t widest = kp_dtype_size(cond->dtype) > kp_dtype_size(dst->dtype)
+                              ? kp_dtype_size(cond->dtype) : kp_dtype_size(dst->dtype);
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&cond->layout) &&
         kp_layout_is_contiguous(&on_true->layout) && kp_layout_is_contiguous(&on_false->layout)) {
-        /* Each thread step moves 16 bytes of the widest operand. */
-        size_t widest = kp_dtype_size(cond->dtype) > kp_dtype_size(dst->dtype)
-                            ? kp_dtype_size(cond->dtype) : kp_dtype_size(dst->dtype);
         uint64_t lanes = 16 / widest;
         struct kp_launch_dims dims = kp_launch_1d(dev, (n + lanes - 1) / lanes, 256);
         void *args[] = {&n, &c, &t, &f, &y};
@@ -86,7 +86,7 @@ kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tensor *con
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &cond->layout, &on_true->layout, &on_false->layout};
     kp_layout_merge(4, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 4);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 4, widest);
     void *args[] = {&n, &layout, &c, &t, &f, &y};
     return kp_launch_family(stream, families->strided, dst->dtype, &dims, args);
 }

@@ -110,7 +110,7 @@ kp_status kp_unary(kp_stream *stream, kp_unary_op op, const kp_tensor *dst,
     struct kp_strided layout;
     const kp_layout *layouts[] = {&dst->layout, &src->layout};
     kp_layout_merge(2, layouts, &layout);
-    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2);
+    struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2, kp_dtype_size(dst->dtype));
     void *args[] = {&n, &layout, &x, &y, &p};
     return kp_launch_family(stream, unary_ops[op].strided, dst->dtype, &dims, args);
 }
