@@ -162,12 +162,12 @@ KP_DEVICE void kp_offsets2(int rank, const int64_t (&shape)[KP_KERNEL_MAX_RANK],
 
 // Strided loops walk L as rows of its innermost dimension: the threads of
 // the y grid dimension pick rows (offsets computed once per row, the only
-// divisions, none for a rank-2 layout), the x dimension walks along the row, so an innermost stride of
-// 1 is coalesced and a broadcast (stride 0) costs nothing. When the rows are
-// contiguous in every operand (innermost strides all 1, as in a bias add or
-// a copy between row-padded layouts) each row goes through the vectorised
-// contiguous loop. Correct for any grid; kp_launch_strided() on the host
-// picks one that fits the shape.
+// divisions, none for a rank-2 layout), the x dimension walks along the
+// row, so an innermost stride of 1 is coalesced and a broadcast (stride 0)
+// costs nothing. When the rows are contiguous in every operand (innermost
+// strides all 1, as in a bias add or a copy between row-padded layouts)
+// each row goes through the vectorised contiguous loop. Correct for any
+// grid; kp_launch_strided() on the host picks one that fits the shape.
 
 // Calls row(base) with the element offsets of the start of each row that
 // this thread's y index owns.
