@@ -125,6 +125,13 @@ kp_status kp_check_dtype(const char *fn, const char *what, kp_dtype dtype);
  * element count. */
 kp_status kp_check_tensor(const char *fn, const char *what, const kp_tensor *t,
                           const kp_device *dev, uint64_t *numel);
+/* The checks a dst/src op starts with: the stream, then dst and src as
+ * tensors on its device; *n_dst and *n_src receive their element counts. */
+kp_status kp_check_dst_src(const char *fn, const kp_stream *stream, const kp_tensor *dst,
+                           const kp_tensor *src, uint64_t *n_dst, uint64_t *n_src);
+/* Tensor argument `what` has src's dtype. */
+kp_status kp_check_dtype_as_src(const char *fn, const char *what, const kp_tensor *t,
+                                kp_dtype src_dtype);
 /* dst and src have the same dtype. */
 kp_status kp_check_same_dtype(const char *fn, const kp_tensor *dst, const kp_tensor *src);
 kp_status kp_check_same_shape(const char *fn, const kp_tensor *dst, const kp_tensor *src);

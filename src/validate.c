@@ -75,12 +75,29 @@ kp_status kp_check_tensor(const char *fn, const char *what, const kp_tensor *t,
     return KP_OK;
 }
 
+kp_status kp_check_dst_src(const char *fn, const kp_stream *stream, const kp_tensor *dst,
+                           const kp_tensor *src, uint64_t *n_dst, uint64_t *n_src)
+{
+    kp_status st = kp_check_stream(fn, stream);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "dst", dst, stream->device, n_dst);
+    if (st == KP_OK)
+        st = kp_check_tensor(fn, "src", src, stream->device, n_src);
+    return st;
+}
+
+kp_status kp_check_dtype_as_src(const char *fn, const char *what, const kp_tensor *t,
+                                kp_dtype src_dtype)
+{
+    if (t->dtype != src_dtype)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is %s but src is %s", fn, what,
+                       kp_dtype_name(t->dtype), kp_dtype_name(src_dtype));
+    return KP_OK;
+}
+
 kp_status kp_check_same_dtype(const char *fn, const kp_tensor *dst, const kp_tensor *src)
 {
-    if (dst->dtype != src->dtype)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s", fn,
-                       kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));
-    return KP_OK;
+    return kp_check_dtype_as_src(fn, "dst", dst, src->dtype);
 }
 
 kp_status kp_check_same_shape(const char *fn, const kp_tensor *dst, const kp_tensor *src)

@@ -42,11 +42,7 @@ kp_status kp_affine(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
     static const char fn[] = "kp_affine";
     uint64_t n = 0, n_src = 0;
     union kp_affine_scalar m, a;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, &n, &n_src);
     if (st == KP_OK)
         st = kp_check_same_dtype(fn, dst, src);
     if (st == KP_OK)

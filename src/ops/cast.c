@@ -20,11 +20,7 @@ kp_status kp_cast(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
 {
     static const char fn[] = "kp_cast";
     uint64_t n = 0, n_src = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, &n, &n_src);
     if (st == KP_OK)
         st = kp_check_same_shape(fn, dst, src);
     if (st != KP_OK || n == 0)

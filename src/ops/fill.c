@@ -68,11 +68,7 @@ kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
 {
     static const char fn[] = "kp_copy";
     uint64_t n = 0, n_src = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, &n, &n_src);
     if (st == KP_OK && dst->dtype != src->dtype)
         st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but src is %s (use a cast)", fn,
                      kp_dtype_name(dst->dtype), kp_dtype_name(src->dtype));

@@ -88,11 +88,7 @@ static kp_status check_args(enum index_op op, kp_stream *stream, const kp_tensor
 {
     const char *fn = op_names[op];
     uint64_t n_dst = 0, n_src = 0, n_ids = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n_dst);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, &n_dst, &n_src);
     if (st == KP_OK)
         st = kp_check_tensor(fn, "ids", ids, stream->device, &n_ids);
     if (st == KP_OK)

@@ -130,11 +130,7 @@ static kp_status check_reduce(const char *fn, kp_stream *stream, kp_reduce_op op
                               int ndims, bool reduced[KP_MAX_RANK], uint64_t *n_out)
 {
     uint64_t n_src = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, n_out);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, n_out, &n_src);
     if (st != KP_OK)
         return st;
     if ((unsigned)op >= KP_REDUCE_OP_COUNT)

@@ -19,9 +19,9 @@ static kp_status check_table(const char *fn, const char *what, const kp_tensor *
     kp_status st = kp_check_tensor(fn, what, t, dev, &n);
     if (st != KP_OK)
         return st;
-    if (t->dtype != dtype)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is %s but src is %s", fn, what,
-                       kp_dtype_name(t->dtype), kp_dtype_name(dtype));
+    st = kp_check_dtype_as_src(fn, what, t, dtype);
+    if (st != KP_OK)
+        return st;
     const kp_layout *l = &t->layout;
     bool ok = (l->rank == 2 && l->shape[0] == tlen && l->shape[1] == half) ||
               (l->rank == 3 && l->shape[0] == b && l->shape[1] == tlen && l->shape[2] == half);
@@ -47,11 +47,7 @@ kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst
 {
     static const char fn[] = "kp_rope";
     uint64_t n = 0, n_src = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, &n, &n_src);
     if (st != KP_OK)
         return st;
     if ((unsigned)layout >= KP_ROPE_LAYOUT_COUNT)

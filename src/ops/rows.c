@@ -48,9 +48,9 @@ static kp_status check_vector(const char *fn, const char *what, const kp_tensor 
     kp_status st = kp_check_tensor(fn, what, t, dev, &n);
     if (st != KP_OK)
         return st;
-    if (t->dtype != dtype)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is %s but src is %s", fn, what,
-                       kp_dtype_name(t->dtype), kp_dtype_name(dtype));
+    st = kp_check_dtype_as_src(fn, what, t, dtype);
+    if (st != KP_OK)
+        return st;
     if (t->layout.rank != 1 || t->layout.shape[0] != cols)
         return kp_fail(KP_ERR_INVALID_ARGUMENT,
                        "%s: %s must have shape (%lld), the length of src's last dim", fn, what,
@@ -62,11 +62,7 @@ static kp_status check_rows(const char *fn, kp_stream *stream, const kp_tensor *
                             const kp_tensor *weight, const kp_tensor *bias, uint64_t *n)
 {
     uint64_t n_src = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, n);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, n, &n_src);
     if (st != KP_OK)
         return st;
     if (!is_float(src->dtype))

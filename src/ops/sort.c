@@ -131,11 +131,7 @@ kp_status kp_argsort(kp_stream *stream, const kp_tensor *dst, const kp_tensor *s
 {
     static const char fn[] = "kp_argsort";
     uint64_t n = 0, n_src = 0;
-    kp_status st = kp_check_stream(fn, stream);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n_src);
+    kp_status st = kp_check_dst_src(fn, stream, dst, src, &n, &n_src);
     if (st == KP_OK && dst->dtype != KP_DTYPE_U32)
         st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s; it must be u32", fn,
                      kp_dtype_name(dst->dtype));
