@@ -186,6 +186,25 @@ uint64_t tensor_numel(const kp_tensor *t)
     return n;
 }
 
+uint64_t tensor_extent(const kp_tensor *t)
+{
+    uint64_t last = (uint64_t)t->layout.offset;
+    for (int d = 0; d < t->layout.rank; d++) {
+        if (t->layout.shape[d] == 0)
+            return (uint64_t)t->layout.offset + 1;
+        last += (uint64_t)(t->layout.shape[d] - 1) * (uint64_t)t->layout.strides[d];
+    }
+    return last + 1;
+}
+
+const int64_t *case_strides(const int64_t *strides, int rank)
+{
+    for (int d = 0; d < rank; d++)
+        if (strides[d])
+            return strides;
+    return NULL;
+}
+
 size_t tensor_offset(const kp_tensor *t, uint64_t i)
 {
     size_t off = (size_t)t->layout.offset;

@@ -56,6 +56,12 @@ kp_tensor gpu_tensor(struct gpu_buf *b, kp_dtype dtype, int rank, const int64_t 
 /* Host element offset of linear index i (row-major over t's shape). */
 size_t tensor_offset(const kp_tensor *t, uint64_t i);
 uint64_t tensor_numel(const kp_tensor *t);
+/* Elements a buffer must hold for every element of t (offset + 1 when t is
+ * empty). */
+uint64_t tensor_extent(const kp_tensor *t);
+/* Strides from a case table, where all zeros means contiguous: NULL then,
+ * as gpu_tensor takes it. */
+const int64_t *case_strides(const int64_t *strides, int rank);
 
 #define CK_OK(call)                                                                  \
     do {                                                                             \

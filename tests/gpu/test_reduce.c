@@ -86,30 +86,10 @@ static const struct red_case cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-static bool all_zero(const int64_t *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i])
-            return false;
-    return true;
-}
-
-static uint64_t extent(const kp_tensor *t)
-{
-    uint64_t last = (uint64_t)t->layout.offset;
-    for (int d = 0; d < t->layout.rank; d++) {
-        if (t->layout.shape[d] == 0)
-            return (uint64_t)t->layout.offset + 1;
-        last += (uint64_t)(t->layout.shape[d] - 1) * (uint64_t)t->layout.strides[d];
-    }
-    return last + 1;
-}
-
 /* src and dst tensors of a case (over b's buffer, or none to size it). */
 static kp_tensor case_src(const struct red_case *c, struct gpu_buf *b, kp_dtype dt)
 {
-    return gpu_tensor(b, dt, c->rank, c->shape, all_zero(c->src_strides, c->rank) ? NULL : c->src_strides,
-                      c->src_offset);
+    return gpu_tensor(b, dt, c->rank, c->shape, case_strides(c->src_strides, c->rank), c->src_offset);
 }
 
 static kp_tensor case_dst(const struct red_case *c, struct gpu_buf *b, kp_dtype dt)
@@ -119,8 +99,7 @@ static kp_tensor case_dst(const struct red_case *c, struct gpu_buf *b, kp_dtype 
         shape[d] = c->shape[d];
     for (int i = 0; i < c->ndims; i++)
         shape[c->dims[i]] = 1;
-    return gpu_tensor(b, dt, c->rank, shape, all_zero(c->dst_strides, c->rank) ? NULL : c->dst_strides,
-                      c->dst_offset);
+    return gpu_tensor(b, dt, c->rank, shape, case_strides(c->dst_strides, c->rank), c->dst_offset);
 }
 
 /* Whole numbers in [-8, 8] for floats, the harness's values otherwise. */
@@ -304,7 +283,7 @@ static void run_case(kp_reduce_op op, kp_dtype dt, const struct red_case *c, boo
     kp_dtype out_dt = is_arg(op) ? KP_DTYPE_U32 : dt;
     struct gpu_buf none = {0}, src, dst;
     kp_tensor s0 = case_src(c, &none, dt), d0 = case_dst(c, &none, out_dt);
-    size_t src_elems = (size_t)extent(&s0), dst_elems = (size_t)extent(&d0);
+    size_t src_elems = (size_t)tensor_extent(&s0), dst_elems = (size_t)tensor_extent(&d0);
     size_t es = kp_dtype_size(dt), oes = kp_dtype_size(out_dt);
     gpu_buf_alloc(&src, src_elems * es);
     gpu_buf_alloc(&dst, dst_elems * oes);

@@ -80,29 +80,10 @@ static const struct row_case cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-static bool all_zero(const int64_t *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i])
-            return false;
-    return true;
-}
-
-static uint64_t extent(const kp_tensor *t)
-{
-    uint64_t last = (uint64_t)t->layout.offset;
-    for (int d = 0; d < t->layout.rank; d++) {
-        if (t->layout.shape[d] == 0)
-            return (uint64_t)t->layout.offset + 1;
-        last += (uint64_t)(t->layout.shape[d] - 1) * (uint64_t)t->layout.strides[d];
-    }
-    return last + 1;
-}
-
 static kp_tensor make(struct gpu_buf *b, kp_dtype dt, const struct row_case *c, const int64_t *strides,
                       int64_t offset)
 {
-    return gpu_tensor(b, dt, c->rank, c->shape, all_zero(strides, c->rank) ? NULL : strides, offset);
+    return gpu_tensor(b, dt, c->rank, c->shape, case_strides(strides, c->rank), offset);
 }
 
 /* Reference of one row: x[] in, want[] out; returns the row's statistics. */
@@ -174,7 +155,7 @@ static void run_case(enum row_op op, kp_dtype dt, const struct row_case *c)
     struct gpu_buf none = {0}, src, dst, wb;
     kp_tensor s0 = make(&none, dt, c, c->src_strides, c->src_offset);
     kp_tensor d0 = make(&none, dt, c, c->dst_strides, c->dst_offset);
-    size_t src_elems = (size_t)extent(&s0), dst_elems = (size_t)extent(&d0);
+    size_t src_elems = (size_t)tensor_extent(&s0), dst_elems = (size_t)tensor_extent(&d0);
     gpu_buf_alloc(&src, src_elems * es);
     host_random(dt, src.host, src_elems);
     if (c->in_place) {
@@ -358,8 +339,8 @@ static void run_rope(kp_dtype dt, const struct rope_case *c)
     struct gpu_buf src, dst, tab;
     int64_t n = B * H * T * D;
     kp_tensor probe = gpu_tensor(&(struct gpu_buf){0}, dt, 4, c->shape,
-                                 all_zero(c->src_strides, 4) ? NULL : c->src_strides, c->src_offset);
-    size_t src_elems = (size_t)extent(&probe);
+                                 case_strides(c->src_strides, 4), c->src_offset);
+    size_t src_elems = (size_t)tensor_extent(&probe);
     gpu_buf_alloc(&src, src_elems * es);
     host_random(dt, src.host, src_elems);
     if (c->in_place) {
@@ -378,8 +359,7 @@ static void run_rope(kp_dtype dt, const struct rope_case *c)
     memcpy(src_copy, src.host, src.bytes);
     gpu_buf_upload(&src);
 
-    kp_tensor s = gpu_tensor(&src, dt, 4, c->shape, all_zero(c->src_strides, 4) ? NULL : c->src_strides,
-                             c->src_offset);
+    kp_tensor s = gpu_tensor(&src, dt, 4, c->shape, case_strides(c->src_strides, 4), c->src_offset);
     kp_tensor d = c->in_place ? s : gpu_tensor(&dst, dt, 4, c->shape, NULL, 1);
     kp_tensor ct, st;
     if (c->batched_tables) {
