@@ -124,9 +124,11 @@ KP_DEVICE void kp_gather_strided(kp_idx n, const kp_strided &L, kp_index_dim dim
 }
 
 // dst[i, with the indexed dim at ids[i]] = src[i] (or += with Add), skipped for a bad id.
+// `span` is dst's buffer (used by Add only).
 template <bool Add, typename I, typename T>
 KP_DEVICE void kp_scatter_strided(kp_idx n, const kp_strided &L, kp_index_dim dim, T *dst,
-                                  const T *src, const I *ids, kp_status_word *status) {
+                                  const T *src, const I *ids, kp_status_word *status,
+                                  const kp_byte_span &span) {
     kp_for_each_strided<4>(n, L, [&](const kp_idx (&off)[4]) {
         const I id = ids[off[1]];
         if (!kp_id_valid(id, dim.dim_size)) {
@@ -135,7 +137,7 @@ KP_DEVICE void kp_scatter_strided(kp_idx n, const kp_strided &L, kp_index_dim di
         }
         T *target = dst + off[0] + (kp_idx)id * (kp_idx)dim.dim_stride;
         if constexpr (Add)
-            kp_atomic_add(target, kp_load(src[off[2]]));
+            kp_atomic_add(target, src[off[2]], span);
         else
             *target = src[off[2]];
     });
@@ -154,14 +156,14 @@ KP_DEVICE void kp_scatter_strided(kp_idx n, const kp_strided &L, kp_index_dim di
     KP_KERNEL void scatter_##INAME##_##TNAME(kp_idx n, kp_strided layout, kp_index_dim dim,       \
                                              T *dst, const T *src, const I *ids,                  \
                                              kp_status_word *status) {                            \
-        kp_scatter_strided<false>(n, layout, dim, dst, src, ids, status);                         \
+        kp_scatter_strided<false>(n, layout, dim, dst, src, ids, status, kp_byte_span{});         \
     }
 
 #define KP_INDEX_ADD(INAME, I, TNAME, T)                                                          \
     KP_KERNEL void scatter_add_##INAME##_##TNAME(kp_idx n, kp_strided layout, kp_index_dim dim,   \
                                                  T *dst, const T *src, const I *ids,              \
-                                                 kp_status_word *status) {                        \
-        kp_scatter_strided<true>(n, layout, dim, dst, src, ids, status);                          \
+                                                 kp_status_word *status, kp_byte_span span) {     \
+        kp_scatter_strided<true>(n, layout, dim, dst, src, ids, status, span);                    \
     }
 
 #define KP_MOVE_U8(TNAME, T) KP_INDEX_MOVE(u8, uint8_t, TNAME, T)

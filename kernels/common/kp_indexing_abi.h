@@ -32,4 +32,11 @@ struct kp_index_dim {
     int64_t dim_size;
 };
 
+/* Device addresses [begin, end) of the buffer an adding kernel updates:
+ * sub-word atomic updates never touch a byte outside it. */
+struct kp_byte_span {
+    uint64_t begin;
+    uint64_t end;
+};
+
 #endif

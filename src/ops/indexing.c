@@ -166,7 +166,12 @@ static kp_status launch_strided(enum index_op op, kp_stream *stream, const kp_te
     void *d = kp_tensor_base(dst), *s = kp_tensor_base(src), *i = kp_tensor_base(ids);
     void *w = kp_index_status_word(status);
     struct kp_launch_dims dims = kp_launch_strided(stream->device, &layout, 0, 0);
-    void *args[] = {&n, &layout, &along, &d, &s, &i, &w};
+    /* The adding kernels keep their sub-word atomics inside dst's buffer;
+     * the others have no span parameter, and the driver reads only as many
+     * arguments as the kernel declares. */
+    uintptr_t dst_begin = (uintptr_t)kp_buffer_device_ptr(dst->buffer);
+    struct kp_byte_span span = {dst_begin, dst_begin + kp_buffer_size(dst->buffer)};
+    void *args[] = {&n, &layout, &along, &d, &s, &i, &w, &span};
     enum kp_family_id family = reading ? KP_KF_GATHER
                                : op == OP_SCATTER ? KP_KF_SCATTER : KP_KF_SCATTER_ADD;
     return kp_launch_family_ids(stream, family, ids->dtype, dst->dtype, &dims, args);

@@ -4,7 +4,8 @@
  * broadcast src, offsets, ranks 1-4, indexed dim first/middle/last, empty),
  * out-of-range ids (zeroed or skipped, and reported with the first
  * position), heavily repeated ids for the adding ops, and the status
- * lifecycle.
+ * lifecycle; sub-word additions at both ends of buffers that end or start
+ * in the middle of a 32-bit word.
  *
  * Tolerances: everything is bit-exact except float sums of scatter_add and
  * index_add over random values, whose order is unspecified: there
@@ -430,6 +431,91 @@ START_TEST(test_repeated_ids_add)
 }
 END_TEST
 
+/* ---- sub-word atomics at the ends of a buffer */
+
+/* Adds 1 `per_elem` times to each of the n elements of dst, through ids that
+ * name the first and last element most often, and checks the sums. dst is
+ * `bytes_before` bytes into a poisoned allocation of `bytes_before + n * es +
+ * bytes_after` bytes, wrapped as a buffer of exactly n elements when there
+ * are bytes around it: the poison must survive. */
+static void add_at_edges(enum op op, kp_dtype dt, kp_dtype idt, int64_t n, size_t bytes_before,
+                         size_t bytes_after)
+{
+    const size_t es = kp_dtype_size(dt), bytes = (size_t)n * es;
+    const int64_t per_elem = dt == KP_DTYPE_BF16 ? 200 : 1000, edge_extra = 3000;
+    const int64_t m = n * per_elem + 2 * edge_extra;
+    struct gpu_buf whole, src, ids;
+    gpu_buf_alloc(&whole, bytes_before + bytes + bytes_after);
+    gpu_buf_alloc(&src, (size_t)m * es);
+    gpu_buf_alloc(&ids, (size_t)m * kp_dtype_size(idt));
+    memset(whole.host, POISON, whole.bytes);
+    memset((char *)whole.host + bytes_before, 0, bytes);
+    for (int64_t i = 0; i < m; i++) {
+        host_set(dt, src.host, (size_t)i, 1.0);
+        /* i < n * per_elem: every element in turn; then the two ends */
+        int64_t id = i < n * per_elem ? i % n : (i % 2 ? n - 1 : 0);
+        host_set(idt, ids.host, (size_t)i, (double)id);
+    }
+    gpu_buf_upload(&whole);
+    gpu_buf_upload(&src);
+    gpu_buf_upload(&ids);
+
+    kp_buffer *target = whole.dev;
+    if (bytes_before || bytes_after)
+        CK_OK(kp_buffer_wrap(gpu_dev, (char *)kp_buffer_device_ptr(whole.dev) + bytes_before,
+                             bytes, &target));
+    kp_tensor d = {target, dt, {0}};
+    CK_OK(kp_layout_contiguous(&d.layout, 1, (int64_t[]){n}));
+    kp_tensor s = gpu_tensor(&src, dt, 1, (int64_t[]){m}, NULL, 0);
+    kp_tensor x = gpu_tensor(&ids, idt, 1, (int64_t[]){m}, NULL, 0);
+    CK_OK(call_op(op, &d, &s, &x, 0, NULL));
+    gpu_buf_download(&whole);
+
+    const unsigned char *raw = whole.host;
+    for (size_t b = 0; b < whole.bytes; b++)
+        if (b < bytes_before || b >= bytes_before + bytes)
+            ck_assert_msg(raw[b] == POISON, "%s %s: byte %zu outside the %zu-byte buffer changed",
+                          op_names[op], kp_dtype_name(dt), b, bytes);
+    for (int64_t e = 0; e < n; e++) {
+        double want = (double)(per_elem + (e == 0 ? edge_extra : 0) + (e == n - 1 ? edge_extra : 0));
+        if (dt == KP_DTYPE_U8)
+            want = fmod(want, 256.0);
+        else if (dt == KP_DTYPE_BF16 && want > 256.0)
+            want = 256.0;  /* bf16 stops counting at 256: 256 + 1 rounds back to 256 */
+        else if (dt == KP_DTYPE_F16 && want > 2048.0)
+            want = 2048.0;
+        double got = host_get(dt, raw + bytes_before, (size_t)e);
+        ck_assert_msg(got == want, "%s %s, %lld elements at byte %zu: dst[%lld] = %g, want %g",
+                      op_names[op], kp_dtype_name(dt), (long long)n, bytes_before, (long long)e,
+                      got, want);
+    }
+    if (target != whole.dev)
+        kp_buffer_destroy(&target);
+    gpu_buf_free(&whole);
+    gpu_buf_free(&src);
+    gpu_buf_free(&ids);
+}
+
+/* Every sub-word dtype and adding op, with the last element at the very end
+ * of an exactly-sized allocation (odd element counts leave the last 32-bit
+ * word half outside) and inside wrapped buffers that start and end in the
+ * middle of a word, where the updates must stay inside the wrapped bytes. */
+START_TEST(test_add_at_buffer_edges)
+{
+    static const kp_dtype sub_word[] = {KP_DTYPE_F16, KP_DTYPE_BF16, KP_DTYPE_U8};
+    kp_dtype dt = sub_word[_i % 3];
+    enum op op = (_i / 3) % 2 ? OP_INDEX_ADD : OP_SCATTER_ADD;
+    kp_dtype idt = _i / 6 ? KP_DTYPE_I64 : KP_DTYPE_U32;
+    const int64_t counts[] = {1, 3, 5, 7};
+    for (int k = 0; k < 4; k++) {
+        add_at_edges(op, dt, idt, counts[k], 0, 0);
+        add_at_edges(op, dt, idt, counts[k], kp_dtype_size(dt), 3 * kp_dtype_size(dt));
+        if (dt == KP_DTYPE_U8)
+            add_at_edges(op, dt, idt, counts[k], 3, 1);
+    }
+}
+END_TEST
+
 /* The status: clear after creation, records the smallest position over
  * several ops, stays set until cleared; NULL status still zeroes. */
 START_TEST(test_status_lifecycle)
@@ -511,6 +597,7 @@ int main(void)
                         (int)(N_OPS * N_ID_DTYPES * N_DTYPES * N_CASES));
     tcase_add_loop_test(tc, test_out_of_range_ids, 0, N_OPS * N_ID_DTYPES * N_DTYPES * 3);
     tcase_add_loop_test(tc, test_repeated_ids_add, 0, 2 * N_ID_DTYPES * N_DTYPES);
+    tcase_add_loop_test(tc, test_add_at_buffer_edges, 0, 12);
     suite_add_tcase(s, tc);
     rc = gpu_run_suite(s);
     gpu_teardown();
