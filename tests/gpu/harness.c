@@ -215,3 +215,19 @@ size_t tensor_offset(const kp_tensor *t, uint64_t i)
     }
     return off;
 }
+
+int gpu_skip_big(const char *test, uint64_t needed)
+{
+    if (getenv("KP_TEST_SKIP_BIG")) {
+        printf("%s: skipped (KP_TEST_SKIP_BIG is set)\n", test);
+        return 1;
+    }
+    kp_device_info info;
+    CK_OK(kp_device_get_info(gpu_dev, &info));
+    if (info.total_memory < needed) {
+        printf("%s: skipped, the device has %llu bytes, it needs %llu\n", test,
+               (unsigned long long)info.total_memory, (unsigned long long)needed);
+        return 1;
+    }
+    return 0;
+}

@@ -19,6 +19,12 @@ void gpu_teardown(void);
 /* Runs a suite without forking (a GPU context does not survive fork()). */
 int gpu_run_suite(Suite *s);
 
+/* True (after printing why) when the tests that allocate gigabytes to reach
+ * 64-bit indexing should not run: KP_TEST_SKIP_BIG is set, as the sanitizer
+ * runs do (the same kernels run on smaller tensors), or the device has less
+ * than `needed` bytes of memory. */
+int gpu_skip_big(const char *test, uint64_t needed);
+
 /* IEEE binary16 and bfloat16 <-> float, round to nearest even. */
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);

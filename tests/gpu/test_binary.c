@@ -617,15 +617,10 @@ END_TEST
 
 START_TEST(test_past_2_31_elements)
 {
-    kp_device_info info;
-    CK_OK(kp_device_get_info(gpu_dev, &info));
     const int64_t rows = ((int64_t)1 << 21) + 1, cols = 1024;  /* 2^31 + 1024 elements */
     const size_t n = (size_t)(rows * cols);
-    if (info.total_memory < 2 * n + ((size_t)1 << 30)) {
-        printf("test_past_2_31_elements: skipped, only %zu bytes of device memory\n",
-               (size_t)info.total_memory);
+    if (gpu_skip_big("test_past_2_31_elements", 2 * n + ((size_t)1 << 30)))
         return;
-    }
     struct gpu_buf xb, rowb, yb;
     gpu_buf_alloc(&xb, n);
     gpu_buf_alloc(&rowb, (size_t)cols);

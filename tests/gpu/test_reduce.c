@@ -408,13 +408,8 @@ END_TEST
  * modulo 256. Skipped on devices with less than 12 GiB. */
 START_TEST(test_reduce_beyond_2_32_elements)
 {
-    kp_device_info info;
-    CK_OK(kp_device_get_info(gpu_dev, &info));
-    if (info.total_memory < ((uint64_t)12 << 30)) {
-        printf("SKIP test_reduce_beyond_2_32_elements: device has %llu bytes\n",
-               (unsigned long long)info.total_memory);
+    if (gpu_skip_big("test_reduce_beyond_2_32_elements", (uint64_t)12 << 30))
         return;
-    }
     const int64_t cols = ((int64_t)1 << 31) + 50;
     const size_t n = 2 * (size_t)cols;
     struct gpu_buf src, out;

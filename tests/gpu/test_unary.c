@@ -562,17 +562,8 @@ START_TEST(test_big_u8_copy_past_2pow32)
 {
     const uint64_t n = (1ull << 32) + 4099;
     const size_t period = 1000003, reps = 64, chunk = period * reps, canary = 64;
-    if (getenv("KP_TEST_SKIP_BIG")) {
-        printf("test_big_u8_copy_past_2pow32: skipped (KP_TEST_SKIP_BIG is set)\n");
+    if (gpu_skip_big("test_big_u8_copy_past_2pow32", 2 * n + (1ull << 30)))
         return;
-    }
-    kp_device_info info;
-    CK_OK(kp_device_get_info(gpu_dev, &info));
-    if (info.total_memory < 2 * n + (1ull << 30)) {
-        printf("test_big_u8_copy_past_2pow32: skipped, the device has %llu bytes, it needs ~9.7 GB\n",
-               (unsigned long long)info.total_memory);
-        return;
-    }
     printf("test_big_u8_copy_past_2pow32: allocating 2 x %llu bytes of GPU memory\n",
            (unsigned long long)n);
     kp_buffer *in = NULL, *out = NULL;
