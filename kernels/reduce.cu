@@ -425,18 +425,19 @@ struct kp_layernorm_algo {
 
 // Row kernels per op and dtype: <op>_exact_<dt> (contiguous rows of an
 // exact fit), <op>_<dt> (other contiguous rows) and <op>_strided_<dt> (any
-// strides). The exact kernels are bounded to 64 registers on NVIDIA (two
-// blocks of KP_ROWS_MAX_BLOCK threads per multiprocessor), which they fit
-// without spilling: a row of 4096 then has four blocks' loads in flight
-// per multiprocessor. AMD reads the second bound as waves per execution
-// unit, where 2 constrains nothing.
+// strides). The exact kernels are bounded to 64 registers on NVIDIA up to
+// sm_90 (two blocks of KP_ROWS_MAX_BLOCK threads per multiprocessor), which
+// they fit without spilling: a row of 4096 then has four blocks' loads in
+// flight per multiprocessor (KP_ROWS_EXACT_MIN_BLOCKS says why sm_100+ has
+// one). AMD reads the second bound as waves per execution unit, where 2
+// constrains nothing.
 #define KP_ROW_KERNEL(OP, NAME, T, VEC, EXACT, MIN_BLOCKS, PARAMS, ...)                      \
     KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, MIN_BLOCKS) OP##NAME PARAMS {         \
         kp_rows<VEC, EXACT>(__VA_ARGS__);                                                     \
     }
 
 #define KP_ROW_OP(OP, NAME, T, PARAMS, ...)                                                   \
-    KP_ROW_KERNEL(OP, _exact_##NAME, T, true, true, 2, PARAMS, __VA_ARGS__)                   \
+    KP_ROW_KERNEL(OP, _exact_##NAME, T, true, true, KP_ROWS_EXACT_MIN_BLOCKS, PARAMS, __VA_ARGS__) \
     KP_ROW_KERNEL(OP, _##NAME, T, true, false, 1, PARAMS, __VA_ARGS__)                        \
     KP_ROW_KERNEL(OP, _strided_##NAME, T, false, false, 1, PARAMS, __VA_ARGS__)
 

@@ -16,6 +16,16 @@
 #include "kp_reduce.cuh"
 #include "kp_elementwise.cuh"
 
+// Blocks per multiprocessor the exact-fit row kernels are bounded for: two
+// (64 registers a thread at 512 threads) where they fit in that without
+// spilling; one on NVIDIA sm_100+, whose compiler needs more registers for
+// the same code and spilled up to 288 bytes a thread under the bound of two.
+#if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define KP_ROWS_EXACT_MIN_BLOCKS 1
+#else
+#define KP_ROWS_EXACT_MIN_BLOCKS 2
+#endif
+
 static_assert((long long)KP_ROWS_MAX_BLOCK * KP_ROW_MAX_SLOTS * 16 < (1ll << 31),
               "in-row positions of cached rows fit 32 bits");
 static_assert(KP_ROW_MAX_SLOTS == 4, "kp_rows instantiates 1..4 cached slots");
