@@ -30,7 +30,7 @@ top=$(ls "$work/unpacked")
 cd "$work/unpacked/$top"
 errors=0
 for f in meson.build meson_options.txt LICENSE README.md src/kernelpack.symbols \
-         tests/consumers/consumer.c scripts/check-abi.py kernels/build_module.py; do
+         tests/consumers/consumer.c scripts/check-abi.py kernels/compile_target.py; do
     [ -f "$f" ] || { note "missing from the tarball: $f"; errors=$((errors + 1)); }
 done
 while IFS= read -r -d '' f; do

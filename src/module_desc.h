@@ -1,5 +1,5 @@
 /* Descriptors of the kernel modules embedded in the library. The build
- * (kernels/build_module.py) generates one per kernels/<module>.cu. */
+ * (kernels/embed_module.py) generates one per kernels/<module>.cu. */
 #ifndef KP_MODULE_DESC_H
 #define KP_MODULE_DESC_H
 
@@ -21,6 +21,8 @@ struct kp_module_desc {
     size_t object_count;
     const char *const *kernels;  /* sorted by strcmp, read from the compiled code */
     size_t kernel_count;
+    const kp_kernel_resources *resources;  /* per target, then per kernel; may be NULL */
+    size_t resource_count;
 };
 
 extern const struct kp_module_desc *const kp_builtin_modules[KP_MODULE_COUNT];

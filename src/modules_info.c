@@ -43,3 +43,18 @@ const char *kp_module_kernel_name(size_t index, size_t kernel)
         return NULL;
     return kp_builtin_modules[index]->kernels[kernel];
 }
+
+size_t kp_module_resource_count(size_t index)
+{
+    return index < KP_MODULE_COUNT ? kp_builtin_modules[index]->resource_count : 0;
+}
+
+kp_status kp_module_get_resources(size_t index, size_t row, kp_kernel_resources *out)
+{
+    KP_CHECK_NOT_NULL(out);
+    if (index >= KP_MODULE_COUNT || row >= kp_builtin_modules[index]->resource_count)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "kp_module_get_resources: no row %zu in module %zu",
+                       row, index);
+    *out = kp_builtin_modules[index]->resources[row];
+    return KP_OK;
+}

@@ -107,6 +107,44 @@ START_TEST(test_public_introspection)
 }
 END_TEST
 
+/* One resource row per kernel and compiled target, naming a kernel of the
+ * module and a target the build made SASS/HSACO for; none for PTX. */
+START_TEST(test_resource_tables)
+{
+    int compiled_targets = 0;
+    char targets[256];
+    snprintf(targets, sizeof(targets), "%s", KP_BUILT_TARGETS);
+    for (char *t = strtok(targets, ","); t; t = strtok(NULL, ","))
+        compiled_targets++;
+    if (!KP_BACKEND_ROCM && strcmp(KP_CODE_FORMAT, "ptx") == 0)
+        compiled_targets = 0;
+    for (int i = 0; i < KP_MODULE_COUNT; i++) {
+        const struct kp_module_desc *d = kp_builtin_modules[i];
+        ck_assert_uint_eq(kp_module_resource_count((size_t)i), d->kernel_count * (size_t)compiled_targets);
+        for (size_t r = 0; r < kp_module_resource_count((size_t)i); r++) {
+            kp_kernel_resources k;
+            ck_assert_int_eq(kp_module_get_resources((size_t)i, r, &k), KP_OK);
+            ck_assert_msg(kp_module_kernel_index(d, k.kernel) >= 0, "%s: row %zu names %s", d->name, r,
+                          k.kernel);
+            const char *arch = strncmp(k.target, "sm_", 3) == 0 ? k.target + 3 : k.target;
+            char listed[256];
+            snprintf(listed, sizeof(listed), ",%s,", KP_BUILT_TARGETS);
+            char want[64];
+            snprintf(want, sizeof(want), ",%s,", arch);
+            ck_assert_msg(strstr(listed, want), "%s: row %zu has target %s", d->name, r, k.target);
+            ck_assert_int_gt(k.max_threads, 0);
+            ck_assert_int_eq(k.wave_size, KP_BACKEND_ROCM && strncmp(k.target, "gfx9", 4) == 0 ? 64 : 32);
+            ck_assert_int_ge(k.local_bytes, k.spill_bytes);
+        }
+        kp_kernel_resources k;
+        ck_assert_int_eq(kp_module_get_resources((size_t)i, kp_module_resource_count((size_t)i), &k),
+                         KP_ERR_INVALID_ARGUMENT);
+    }
+    ck_assert_uint_eq(kp_module_resource_count(KP_MODULE_COUNT), 0);
+    ck_assert_int_eq(kp_module_get_resources(0, 0, NULL), KP_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("descriptors");
@@ -117,6 +155,7 @@ int main(void)
     tcase_add_test(tc, test_every_launcher_kernel_exists);
     tcase_add_test(tc, test_backend_slots_all_filled);
     tcase_add_test(tc, test_public_introspection);
+    tcase_add_test(tc, test_resource_tables);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Compile one kernel module (.cu) for one GPU target.
+
+One call per module x target, so Ninja runs them in parallel and rebuilds
+only what a change touches; embed_module.py combines the results. Targets:
+
+  sm_XY        NVIDIA SASS: writes the cubin and the PTX it was built from
+  compute_XY   NVIDIA PTX only (the `ptx` code format)
+  gfxNNN[:..]  AMD HSACO (the raw ELF of that one target)
+
+Next to the object it writes a JSON description read back from what the
+compiler produced: the kernel names and, per kernel, its resources and the
+layout of its arguments (PTX .param list / AMD kernel metadata). For a cubin
+the figures read from the code object are checked against ptxas's own
+report (-v), so the reader cannot drift from the compiler.
+
+Writes a Make-style depfile so the step reruns only when the .cu file or a
+header it includes changes. The outputs hold no paths, dates or host names.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import code_objects  # noqa: E402
+
+
+def fail(msg):
+    sys.stderr.write("compile_target.py: error: %s\n" % msg)
+    sys.exit(1)
+
+
+def run(cmd, env=None, quiet=lambda line: False):
+    """Runs cmd; echoes its output except lines `quiet` accepts; returns it."""
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    shown = [l for l in proc.stdout.splitlines(True) if not quiet(l)]
+    if shown:
+        sys.stderr.write("".join(shown))
+    if proc.returncode != 0:
+        fail("command failed (exit %d): %s" % (proc.returncode, " ".join(cmd)))
+    return proc.stdout
+
+
+# ------------------------------------------------------------------ NVIDIA
+
+def ptxas_report(text):
+    """kernel -> {registers, stack, spill, smem} from `ptxas -v` output."""
+    out, current, props_for = {}, None, None
+    for line in text.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            current = out.setdefault(m.group(1), {"smem": 0})
+            continue
+        m = re.search(r"Function properties for (\S+)", line)
+        if m:  # the next line is about this function, which may be a callee
+            props_for = out.get(m.group(1))
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores", line)
+        if m and props_for is current:
+            current["stack"], current["spill"] = int(m.group(1)), int(m.group(2))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            current["registers"] = int(m.group(1))
+        m = re.search(r"(\d+) bytes cumulative stack size", line)
+        if m:  # the frame plus what the functions it calls need
+            current["stack"] = max(current.get("stack", 0), int(m.group(1)))
+        m = re.search(r"(\d+) bytes smem", line)
+        if m:
+            current["smem"] = int(m.group(1))
+    return out
+
+
+def nvcc_flags(args):
+    return ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings",
+            "-MD", "-MF", args.depfile, "-MT", args.output] + ["-I" + d for d in args.include]
+
+
+def compile_cubin(args, tmp):
+    arch = args.target[len("sm_"):]
+    keep = os.path.join(tmp, "keep")
+    os.mkdir(keep)
+    cubin = os.path.join(tmp, "module.cubin")
+    text = run([args.compiler, "--cubin", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch),
+                "-Xptxas", "-v", "--keep", "--keep-dir", keep] + nvcc_flags(args) +
+               [args.source, "-o", cubin],
+               quiet=lambda l: l.startswith("ptxas info") or re.match(r"\s+\d+ bytes stack frame", l))
+    ptx_files = [f for f in os.listdir(keep) if f.endswith(".ptx")]
+    if len(ptx_files) != 1:
+        fail("expected one PTX file from the sm_%s compile, found %s" % (arch, ptx_files))
+    with open(os.path.join(keep, ptx_files[0])) as fh:
+        ptx = fh.read()
+    with open(cubin, "rb") as fh:
+        blob = fh.read()
+    kernels = code_objects.cubin_kernels(blob)
+    params = code_objects.ptx_params(ptx)
+    report = ptxas_report(text)
+    if set(kernels) != set(params) or set(kernels) != set(report):
+        fail("%s: the cubin, its PTX and ptxas disagree on the kernels" % args.target)
+    for name, k in kernels.items():
+        r = report[name]
+        seen = (k["registers"], k["local_bytes"], k["shared_bytes"])
+        want = (r["registers"], r["stack"], r["smem"])
+        if seen != want:
+            fail("%s/%s: cubin says registers, stack, shared = %s, ptxas said %s"
+                 % (args.target, name, seen, want))
+        if [p[:2] for p in params[name]] != k["params"]:
+            fail("%s/%s: cubin parameter layout %s differs from the PTX's %s"
+                 % (args.target, name, k["params"], params[name]))
+        k["spill_bytes"] = r["spill"]
+        k["params"] = params[name]
+    shutil.copyfile(cubin, args.output)
+    with open(args.ptx_output, "w") as fh:
+        fh.write(ptx)
+    return "cubin", kernels
+
+
+def compile_ptx(args, tmp):
+    out = os.path.join(tmp, "module.ptx")
+    run([args.compiler, "--ptx", "-arch=" + args.target] + nvcc_flags(args) + [args.source, "-o", out])
+    with open(out) as fh:
+        ptx = fh.read()
+    kernels = {name: {"params": p} for name, p in code_objects.ptx_params(ptx).items()}
+    shutil.copyfile(out, args.output)
+    return "ptx", kernels
+
+
+# --------------------------------------------------------------------- AMD
+
+def compile_hsaco(args, tmp):
+    out = os.path.join(tmp, "module.bundle")
+    cmd = [args.compiler, "--genco", "--offload-arch=" + args.target, "-O3", "-std=c++17",
+           "-Wall", "-Wextra", "-Werror", "-MD", "-MF" + args.depfile, "-MT" + args.output]
+    cmd += ["-I" + d for d in args.include] + [args.source, "-o", out]
+    run(cmd, env=dict(os.environ, HIP_PLATFORM="amd"))
+    with open(out, "rb") as fh:
+        entries = [(t, b) for t, b in code_objects.split_bundle(fh.read())
+                   if t.startswith("hipv4-amdgcn")]
+    if len(entries) != 1 or entries[0][0].split("--", 1)[1] != args.target:
+        fail("hipcc output for %s holds %s" % (args.target, [t for t, _ in entries]))
+    elf = entries[0][1]
+    kernels = code_objects.hsaco_kernels(elf)
+    symbols = sorted(n[:-3] for n, _v, _s, _t, _o, sh in code_objects.Elf(elf).symbols()
+                     if n.endswith(".kd") and sh != 0)
+    if symbols != sorted(kernels):
+        fail("%s: kernel symbols %s and metadata %s disagree" % (args.target, symbols, sorted(kernels)))
+    with open(args.output, "wb") as fh:
+        fh.write(elf)
+    return "hsaco", kernels
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--compiler", required=True, help="nvcc or hipcc")
+    p.add_argument("--target", required=True, help="sm_90, compute_75 or gfx90a")
+    p.add_argument("--module", required=True)
+    p.add_argument("--include", action="append", default=[])
+    p.add_argument("--depfile", required=True)
+    p.add_argument("--output", required=True, help="the code object")
+    p.add_argument("--ptx-output", help="the PTX a cubin was built from (sm_ targets)")
+    p.add_argument("--info-output", required=True, help="the JSON description")
+    p.add_argument("source")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
+        try:
+            if args.target.startswith("sm_"):
+                if not args.ptx_output:
+                    fail("an sm_ target needs --ptx-output")
+                kind, kernels = compile_cubin(args, tmp)
+            elif args.target.startswith("compute_"):
+                kind, kernels = compile_ptx(args, tmp)
+            elif args.target.startswith("gfx"):
+                kind, kernels = compile_hsaco(args, tmp)
+            else:
+                fail("unknown target '%s'" % args.target)
+        except code_objects.CodeObjectError as e:
+            fail("%s/%s: %s" % (args.module, args.target, e))
+    if not kernels:
+        fail("no kernels found in %s for %s" % (args.module, args.target))
+    info = {"module": args.module, "target": args.target, "kind": kind,
+            "kernels": {n: kernels[n] for n in sorted(kernels)}}
+    with open(args.info_output, "w") as fh:
+        json.dump(info, fh, sort_keys=True)
+        fh.write("\n")
+
+
+if __name__ == "__main__":
+    main()
