@@ -1,4 +1,4 @@
-/* kp_rope: rotary embeddings, launched from the reduce module. Every layout
+/* kp_rope: rotary embeddings, launched from the rows module. Every layout
  * becomes strides over the logical shape (b, h, t, d), so one kernel serves
  * the three candle layouts at any strides. */
 #include <string.h>

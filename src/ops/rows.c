@@ -1,5 +1,5 @@
 /* kp_softmax, kp_log_softmax, kp_rmsnorm, kp_layernorm: row-wise ops over
- * the last dimension, launched from the reduce module.
+ * the last dimension, launched from the rows module.
  *
  * Geometry: a group of threads per row, a segment of <= 32 lanes for short
  * rows (several rows per 256-thread block) or a whole block of 64..512

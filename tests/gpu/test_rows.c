@@ -439,6 +439,12 @@ START_TEST(test_rope)
 }
 END_TEST
 
+START_TEST(test_module_preload)
+{
+    CK_OK(kp_device_load_module(gpu_dev, "rows"));
+}
+END_TEST
+
 int main(void)
 {
     int rc = gpu_setup();
@@ -447,6 +453,7 @@ int main(void)
     Suite *s = suite_create("rows");
     TCase *tc = tcase_create("gpu");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_module_preload);
     tcase_add_loop_test(tc, test_rows, 0, (int)(N_CASES * N_FLOATS * N_ROW_OPS));
     tcase_add_loop_test(tc, test_softmax_special_values, 0, 2);
     tcase_add_loop_test(tc, test_rope, 0, (int)(N_ROPE * N_FLOATS));
