@@ -134,7 +134,11 @@ START_TEST(test_resource_tables)
             ck_assert_msg(strstr(listed, want), "%s: row %zu has target %s", d->name, r, k.target);
             ck_assert_int_gt(k.max_threads, 0);
             ck_assert_int_eq(k.wave_size, KP_BACKEND_ROCM && strncmp(k.target, "gfx9", 4) == 0 ? 64 : 32);
-            ck_assert_int_ge(k.local_bytes, k.spill_bytes);
+            /* spill stores may exceed the frame: a slot can be stored to more than once */
+            ck_assert_int_ge(k.local_bytes, 0);
+            ck_assert_int_ge(k.spill_bytes, 0);
+            ck_assert_msg(k.spill_bytes == 0 || k.local_bytes > 0, "%s/%s spills without local memory",
+                          k.kernel, k.target);
         }
         kp_kernel_resources k;
         ck_assert_int_eq(kp_module_get_resources((size_t)i, kp_module_resource_count((size_t)i), &k),
