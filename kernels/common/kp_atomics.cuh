@@ -1,7 +1,7 @@
 // Atomic read-modify-write helpers valid on both vendors.
 //
 // f16 and bf16 use the hardware's 16-bit atomic add on NVIDIA (sm_70+; the
-// toolkit emulates bf16 with a 16-bit CAS below sm_80). Everything else
+// toolkit emulates bf16 with a 16-bit CAS below sm_90). Everything else
 // without a native atomic add (16-bit types on AMD, u8 everywhere) updates
 // the smallest aligned container the target can compare-and-swap, but only
 // while that container lies inside the operand's buffer `span`: an element
