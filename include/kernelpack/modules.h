@@ -40,7 +40,7 @@ typedef struct kp_kernel_resources {
     int32_t sgprs;               /* per wave: SGPRs (AMD); 0 on NVIDIA */
     int32_t local_bytes;         /* per thread: stack / scratch memory, spills included */
     int32_t spill_bytes;         /* per thread: bytes of spill stores (NVIDIA: as ptxas
-                                  * reports them; AMD: 4 per spilled register) */
+                                  * reports them; AMD: 4 per VGPR spilled to scratch) */
     int32_t shared_bytes;        /* per block: static shared memory (NVIDIA) / LDS (AMD) */
     int32_t max_threads;         /* per block: the most the kernel can be launched with */
     int32_t wave_size;           /* threads per warp / wavefront */
