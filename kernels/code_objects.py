@@ -168,7 +168,7 @@ def cubin_kernels(blob):
             "registers": registers,
             "sgprs": 0,
             "local_bytes": stack + (local["size"] if local else 0),
-            "spill_bytes": None,  # not recorded in a cubin; local_bytes bounds it
+            "spill_bytes": None,  # not in a cubin: compile_target.py takes ptxas's count
             "shared_bytes": shared_bytes,
             "max_threads": _max_threads(registers, declared),
             "wave_size": 32,

@@ -94,9 +94,8 @@ def c_resources(parts, names):
             continue  # compiled by the driver at load time: nothing to report
         for n in names:
             k = info["kernels"][n]
-            spill = k["spill_bytes"] if k.get("spill_bytes") is not None else -1
             rows.append('  { "%s", "%s", %d, %d, %d, %d, %d, %d, %d },'
-                        % (n, target, k["registers"], k["sgprs"], k["local_bytes"], spill,
+                        % (n, target, k["registers"], k["sgprs"], k["local_bytes"], k["spill_bytes"],
                            k["shared_bytes"], k["max_threads"], k["wave_size"]))
     return rows
 

@@ -41,6 +41,7 @@ def read_exceptions(path):
 
 
 def wave_size(target):
+    """64 for AMD gfx8/gfx9, 32 for other AMD targets and every NVIDIA arch."""
     if target.startswith("gfx8") or target.startswith("gfx9"):
         return 64
     return 32
@@ -79,7 +80,7 @@ def main():
             spills = 0
             for name, k in sorted(kernels.items()):
                 rows += 1
-                if "wave_size" in k and k["wave_size"] != (wave_size(target) if target.startswith("gfx") else 32):
+                if "wave_size" in k and k["wave_size"] != wave_size(target):
                     failures.append("%s/%s: %s has wave size %d" % (mod, target, name, k["wave_size"]))
                 if not k.get("spill_bytes"):
                     continue
