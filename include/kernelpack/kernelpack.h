@@ -8,6 +8,7 @@
 #include "ops.h"
 #include "indexing.h"
 #include "sort.h"
+#include "quantized.h"
 #include "reduce.h"
 #include "modules.h"
 

@@ -1,6 +1,7 @@
 #include <stdio.h>
 
 #include "kernel_families.h"
+#include "kp_quant_blocks.h"
 
 const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_AFFINE] = {KP_MODULE_AFFINE, "affine_%s", KP_SUFFIX_DTYPES},
@@ -98,12 +99,24 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_LAYERNORM_EXACT] = {KP_MODULE_ROWS, "layernorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STRIDED] = {KP_MODULE_ROWS, "layernorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_ROPE] = {KP_MODULE_ROWS, "rope_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_DEQUANTIZE_F32] = {KP_MODULE_QUANTIZED, "dequantize_%s_f32", KP_SUFFIX_QFORMATS},
+    [KP_KF_DEQUANTIZE_F16] = {KP_MODULE_QUANTIZED, "dequantize_%s_f16", KP_SUFFIX_QFORMATS},
+    [KP_KF_DEQUANTIZE_BF16] = {KP_MODULE_QUANTIZED, "dequantize_%s_bf16", KP_SUFFIX_QFORMATS},
+    [KP_KF_QUANTIZE_F32] = {KP_MODULE_QUANTIZED, "quantize_%s_f32", KP_SUFFIX_QUANTIZE_FORMATS},
+    [KP_KF_QUANTIZE_F16] = {KP_MODULE_QUANTIZED, "quantize_%s_f16", KP_SUFFIX_QUANTIZE_FORMATS},
+    [KP_KF_QUANTIZE_BF16] = {KP_MODULE_QUANTIZED, "quantize_%s_bf16", KP_SUFFIX_QUANTIZE_FORMATS},
+    [KP_KF_QMATVEC_B1] = {KP_MODULE_QUANTIZED, "qmatvec_%s_b1", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMATVEC_B2] = {KP_MODULE_QUANTIZED, "qmatvec_%s_b2", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMATVEC_B4] = {KP_MODULE_QUANTIZED, "qmatvec_%s_b4", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMATVEC_B8] = {KP_MODULE_QUANTIZED, "qmatvec_%s_b8", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMATVEC_ACT] = {KP_MODULE_QUANTIZED, "qmatvec_act_%s", KP_SUFFIX_QFLOATS},
 };
 
 static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};
 
 /* The sets that hold only some of the dtypes, in kp_dtype order. */
 static const kp_dtype float_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16};
+static const kp_dtype qfloat_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
 static const kp_dtype signed_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16,
                                          KP_DTYPE_I64};
 
@@ -123,6 +136,10 @@ static bool dtype_subset(enum kp_suffix_set set, const kp_dtype **dtypes, size_t
         *dtypes = float_dtypes;
         *count = KP_COUNT_OF(float_dtypes);
         return true;
+    case KP_SUFFIX_QFLOATS:
+        *dtypes = qfloat_dtypes;
+        *count = KP_COUNT_OF(qfloat_dtypes);
+        return true;
     case KP_SUFFIX_SIGNED:
         *dtypes = signed_dtypes;
         *count = KP_COUNT_OF(signed_dtypes);
@@ -130,6 +147,26 @@ static bool dtype_subset(enum kp_suffix_set set, const kp_dtype **dtypes, size_t
     default:
         return false;
     }
+}
+
+/* Kernel suffixes of the block formats, with their kp_qformat values; the
+ * first six are also the formats kp_quantize writes. */
+static const struct {
+    int format;
+    const char *suffix;
+} qformat_suffixes[] = {
+    {KP_QF_Q4_0, "q4_0"}, {KP_QF_Q4_1, "q4_1"}, {KP_QF_Q5_0, "q5_0"},
+    {KP_QF_Q5_1, "q5_1"}, {KP_QF_Q8_0, "q8_0"}, {KP_QF_Q8_1, "q8_1"},
+    {KP_QF_Q2_K, "q2_k"}, {KP_QF_Q3_K, "q3_k"}, {KP_QF_Q4_K, "q4_k"},
+    {KP_QF_Q5_K, "q5_k"}, {KP_QF_Q6_K, "q6_k"}, {KP_QF_Q8_K, "q8_k"},
+    {KP_QF_IQ4_NL, "iq4_nl"}, {KP_QF_IQ4_XS, "iq4_xs"},
+};
+#define KP_QUANTIZE_FORMAT_COUNT 6
+
+static size_t qformat_count(enum kp_suffix_set set)
+{
+    return set == KP_SUFFIX_QUANTIZE_FORMATS ? KP_QUANTIZE_FORMAT_COUNT
+                                             : KP_COUNT_OF(qformat_suffixes);
 }
 
 static size_t size_index(kp_dtype dtype)
@@ -160,6 +197,9 @@ const char *kp_suffix(enum kp_suffix_set set, size_t index)
         return index < KP_COUNT_OF(ids_size_suffixes) ? ids_size_suffixes[index] : NULL;
     case KP_SUFFIX_IDS_DTYPES:
         return index < KP_COUNT_OF(ids_dtype_suffixes) ? ids_dtype_suffixes[index] : NULL;
+    case KP_SUFFIX_QFORMATS:
+    case KP_SUFFIX_QUANTIZE_FORMATS:
+        return index < qformat_count(set) ? qformat_suffixes[index].suffix : NULL;
     default:
         break;
     }
@@ -176,6 +216,8 @@ const char *kp_suffix_for(enum kp_suffix_set set, kp_dtype dtype)
         return NULL;
     if (set == KP_SUFFIX_DTYPES)
         return kp_dtype_name(dtype);
+    if (set == KP_SUFFIX_QFORMATS || set == KP_SUFFIX_QUANTIZE_FORMATS)
+        return NULL;
     if (dtype_subset(set, &dtypes, &count)) {
         for (size_t i = 0; i < count; i++)
             if (dtypes[i] == dtype)
@@ -229,5 +271,27 @@ kp_status kp_launch_family_ids(kp_stream *stream, enum kp_family_id family, kp_d
 {
     char name[KP_KERNEL_NAME_MAX];
     kp_kernel_name_ids(name, family, ids, dtype);
+    return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
+}
+
+void kp_kernel_name_qf(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, int format)
+{
+    const struct kp_kernel_family *f = &kp_kernel_families[family];
+    buf[0] = '\0';
+    if (f->suffixes != KP_SUFFIX_QFORMATS && f->suffixes != KP_SUFFIX_QUANTIZE_FORMATS)
+        return;
+    for (size_t i = 0; i < qformat_count(f->suffixes); i++)
+        if (qformat_suffixes[i].format == format)
+            snprintf(buf, KP_KERNEL_NAME_MAX, f->pattern, qformat_suffixes[i].suffix);
+}
+
+kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int format,
+                              const struct kp_launch_dims *dims, void **args)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    kp_kernel_name_qf(name, family, format);
+    if (!name[0])
+        return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for format %d",
+                       kp_kernel_families[family].pattern, format);
     return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
 }

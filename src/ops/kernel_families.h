@@ -15,6 +15,9 @@ enum kp_suffix_set {
     KP_SUFFIX_SIGNED,   /* f32 f64 f16 bf16 i64: ops that need a sign */
     KP_SUFFIX_IDS_SIZES,  /* <ids>_<size>: u8_x8 .. i64_x64, ids of u8, u32, i64 */
     KP_SUFFIX_IDS_DTYPES, /* <ids>_<dtype>: u8_f32 .. i64_i64 */
+    KP_SUFFIX_QFLOATS,    /* f32 f16 bf16: the quantized module's float operands */
+    KP_SUFFIX_QFORMATS,   /* q4_0 .. iq4_xs: every GGUF block format */
+    KP_SUFFIX_QUANTIZE_FORMATS, /* q4_0 q4_1 q5_0 q5_1 q8_0 q8_1: what kp_quantize writes */
 };
 
 struct kp_kernel_family {
@@ -118,6 +121,18 @@ enum kp_family_id {
     KP_KF_LAYERNORM_EXACT,
     KP_KF_LAYERNORM_STRIDED,
     KP_KF_ROPE,
+    /* quantized: suffixed by the block format (kp_kernel_name_qf) */
+    KP_KF_DEQUANTIZE_F32,
+    KP_KF_DEQUANTIZE_F16,
+    KP_KF_DEQUANTIZE_BF16,
+    KP_KF_QUANTIZE_F32,
+    KP_KF_QUANTIZE_F16,
+    KP_KF_QUANTIZE_BF16,
+    KP_KF_QMATVEC_B1,
+    KP_KF_QMATVEC_B2,
+    KP_KF_QMATVEC_B4,
+    KP_KF_QMATVEC_B8,
+    KP_KF_QMATVEC_ACT,   /* suffixed by the activation dtype */
     KP_KF_COUNT
 };
 
@@ -149,5 +164,12 @@ void kp_kernel_name_ids(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, 
                         kp_dtype dtype);
 kp_status kp_launch_family_ids(kp_stream *stream, enum kp_family_id family, kp_dtype ids,
                                kp_dtype dtype, const struct kp_launch_dims *dims, void **args);
+
+/* The same for the format-suffixed sets (KP_SUFFIX_QFORMATS,
+ * KP_SUFFIX_QUANTIZE_FORMATS); `format` is a kp_qformat value. The name is
+ * "" if the set has no kernel for the format. */
+void kp_kernel_name_qf(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, int format);
+kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int format,
+                              const struct kp_launch_dims *dims, void **args);
 
 #endif

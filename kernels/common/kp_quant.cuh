@@ -1,0 +1,478 @@
+// Device-side decoding of the GGUF block formats (kp_quant_blocks.h):
+//   kp_qdecode<F>::dequant8  - 8 consecutive elements of a block as f32,
+//                              bit-exact with ggml's dequantize_row_*;
+//   kp_qdecode<F>::item      - one 32-element sub-block as 32 signed bytes
+//                              plus f32 scale(s) and offset(s), for the
+//                              integer dot products of the mat-vec.
+// Block pointers are only 2-byte aligned in general (18-byte blocks), so
+// multi-byte fields are read with kp_qld32<A>, A the format's alignment.
+#pragma once
+#include "kp_device.cuh"
+#include "kp_quant_blocks.h"
+
+// One f32 operation each, never fused into an FMA: ggml's results are the
+// rounded product and the rounded sum.
+KP_DEVICE float kp_qmul(float a, float b) { return __fmul_rn(a, b); }
+KP_DEVICE float kp_qadd(float a, float b) { return __fadd_rn(a, b); }
+KP_DEVICE float kp_qsub(float a, float b) { return __fadd_rn(a, -b); }
+
+KP_DEVICE float kp_qhalf(const uint8_t *p) {
+    kp_f16 h;
+    h.bits = *(const uint16_t *)p;
+    return kp_f16_to_f32(h);
+}
+
+// 32 bits from a pointer aligned to A (2 or 4) bytes.
+template <int A> KP_DEVICE uint32_t kp_qld32(const uint8_t *p) {
+    if (A >= 4)
+        return *(const uint32_t *)p;
+    const uint16_t *h = (const uint16_t *)p;
+    return (uint32_t)h[0] | ((uint32_t)h[1] << 16);
+}
+
+// Byte k of v, as an unsigned value.
+KP_DEVICE int kp_qbyte(uint32_t v, int k) { return (int)((v >> (8 * k)) & 0xffu); }
+
+// Each byte b (b <= 127) of v becomes the signed byte b - k, for k < 128.
+KP_DEVICE int kp_qsub_bytes(uint32_t v, uint32_t k) {
+    return (int)((((v | 0x80808080u) - k * 0x01010101u)) ^ 0x80808080u);
+}
+
+// Bits 0..3 of x to bit 4 of bytes 0..3.
+KP_DEVICE uint32_t kp_qspread4(uint32_t x) {
+    return ((x & 1u) << 4) | ((x & 2u) << 11) | ((x & 4u) << 18) | ((x & 8u) << 25);
+}
+
+// The IQ4_NL table (KP_IQ4NL_VALUES) as bytes, entries 0-3, 4-7, 8-11, 12-15.
+#define KP_IQ4_T0 0xbfad9881u
+#define KP_IQ4_T1 0xf6eaddcfu
+#define KP_IQ4_T2 0x26190d01u
+#define KP_IQ4_T3 0x71594535u
+
+// Table entry n (0..15).
+KP_DEVICE int kp_qiq4_value(int n) {
+    const uint64_t t = n < 8 ? ((uint64_t)KP_IQ4_T1 << 32 | KP_IQ4_T0)
+                             : ((uint64_t)KP_IQ4_T3 << 32 | KP_IQ4_T2);
+    return (int)(int8_t)(uint8_t)(t >> (8 * (n & 7)));
+}
+
+// The table entries of the eight nibbles of v (bytes b0..b3): *lo gets those
+// of the low nibbles of b0..b3, *hi those of the high nibbles, as signed
+// bytes. __byte_perm reads the low three bits of each selector nibble.
+KP_DEVICE void kp_qiq4_lookup(uint32_t v, int *lo, int *hi) {
+    const uint32_t pick_high = 0x32103210u | ((v & 0x88888888u) >> 1);
+    uint32_t t[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const uint32_t sel = v >> (16 * i);
+        const uint32_t low = __byte_perm(KP_IQ4_T0, KP_IQ4_T1, sel);
+        const uint32_t high = __byte_perm(KP_IQ4_T2, KP_IQ4_T3, sel);
+        t[i] = __byte_perm(low, high, pick_high >> (16 * i));
+    }
+    *lo = (int)__byte_perm(t[0], t[1], 0x6420);
+    *hi = (int)__byte_perm(t[0], t[1], 0x7531);
+}
+
+// Signed 8-bit dot product of four byte lanes, accumulated into c.
+KP_DEVICE int kp_dp4a(int a, int b, int c) {
+#if !KP_HIP
+    return __dp4a(a, b, c);
+#elif defined(__gfx906__) || defined(__gfx908__) || defined(__gfx90a__) || \
+    defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx1030__)
+    return __builtin_amdgcn_sdot4(a, b, c, false);
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__)
+    return __builtin_amdgcn_sudot4(true, a, true, b, c, false);
+#else
+    // No dot instruction (gfx900): four multiply-adds.
+    for (int k = 0; k < 4; k++)
+        c += (int)(int8_t)(a >> (8 * k)) * (int)(int8_t)(b >> (8 * k));
+    return c;
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// One 32-element sub-block ("item") in the form the mat-vec consumes:
+//   w[e] = scale(e) * q[e] + offset(e)     for e = 0..31,
+// q as 32 signed bytes in 8 ints (element e in byte e%4 of q[e/4]); scale
+// and offset per 16 elements (lo: e < 16, hi: e >= 16). Formats whose
+// scale and offset cover all 32 set lo == hi.
+struct kp_qitem {
+    int q[8];
+    float scale_lo, scale_hi;
+    float offset_lo, offset_hi;
+};
+
+template <int F> struct kp_qdecode;
+
+// The shared half of the 32-element formats with 4-bit nibbles: element j
+// and 16 + j in byte j of qs.
+template <int A> KP_DEVICE void kp_qnibbles(const uint8_t *qs, int lo[4], int hi[4]) {
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const uint32_t v = kp_qld32<A>(qs + 4 * k);
+        lo[k] = (int)(v & 0x0f0f0f0fu);
+        hi[k] = (int)((v >> 4) & 0x0f0f0f0fu);
+    }
+}
+
+template <> struct kp_qdecode<KP_QF_Q4_0> {
+    static constexpr int elems = 32, bytes = 18, align = 2, items = 1;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const float d = kp_qhalf(b);
+        const uint8_t *qs = b + 2 + 8 * (g & 1);
+        const int shift = g < 2 ? 0 : 4;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            y[i] = kp_qmul((float)(((qs[i] >> shift) & 0xf) - 8), d);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        kp_qnibbles<align>(b + 2, it.q, it.q + 4);
+#pragma unroll
+        for (int k = 0; k < 8; k++) it.q[k] = kp_qsub_bytes((uint32_t)it.q[k], 8);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_Q4_1> {
+    static constexpr int elems = 32, bytes = 20, align = 4, items = 1;
+    static constexpr bool split = false, has_offset = true;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
+        const uint8_t *qs = b + 4 + 8 * (g & 1);
+        const int shift = g < 2 ? 0 : 4;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            y[i] = kp_qadd(kp_qmul((float)((qs[i] >> shift) & 0xf), d), m);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        kp_qnibbles<align>(b + 4, it.q, it.q + 4);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = kp_qhalf(b + 2);
+    }
+};
+
+// Q5_0/Q5_1: nibbles plus bit e of the 32-bit qh as bit 4 of element e.
+template <int A> KP_DEVICE void kp_q5_item(const uint8_t *qh_p, const uint8_t *qs, int *q) {
+    const uint32_t qh = kp_qld32<A>(qh_p);
+    kp_qnibbles<A>(qs, q, q + 4);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        q[k] |= (int)kp_qspread4(qh >> (4 * k));
+        q[4 + k] |= (int)kp_qspread4(qh >> (16 + 4 * k));
+    }
+}
+KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, int *q) {
+    uint32_t qh = (uint32_t)qh_p[0] | (uint32_t)qh_p[1] << 8 | (uint32_t)qh_p[2] << 16 |
+                  (uint32_t)qh_p[3] << 24;
+    const uint8_t *qs = qs_p + 8 * (g & 1);
+    const int shift = g < 2 ? 0 : 4;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        q[i] = ((qs[i] >> shift) & 0xf) | (int)(((qh >> (8 * g + i)) & 1u) << 4);
+}
+
+template <> struct kp_qdecode<KP_QF_Q5_0> {
+    static constexpr int elems = 32, bytes = 22, align = 2, items = 1;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const float d = kp_qhalf(b);
+        int q[8];
+        kp_q5_dequant8(b + 2, b + 6, g, q);
+#pragma unroll
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(q[i] - 16), d);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        kp_q5_item<align>(b + 2, b + 6, it.q);
+#pragma unroll
+        for (int k = 0; k < 8; k++) it.q[k] = kp_qsub_bytes((uint32_t)it.q[k], 16);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_Q5_1> {
+    static constexpr int elems = 32, bytes = 24, align = 4, items = 1;
+    static constexpr bool split = false, has_offset = true;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
+        int q[8];
+        kp_q5_dequant8(b + 4, b + 8, g, q);
+#pragma unroll
+        for (int i = 0; i < 8; i++) y[i] = kp_qadd(kp_qmul((float)q[i], d), m);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        kp_q5_item<align>(b + 4, b + 8, it.q);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = kp_qhalf(b + 2);
+    }
+};
+
+// Formats with 32 int8 q per item: qs at byte `at` of the item.
+template <int A> KP_DEVICE void kp_q8_item(const uint8_t *qs, int *q) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) q[k] = (int)kp_qld32<A>(qs + 4 * k);
+}
+KP_DEVICE void kp_q8_dequant8(const uint8_t *qs, float d, float *y) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(int8_t)qs[i], d);
+}
+
+template <> struct kp_qdecode<KP_QF_Q8_0> {
+    static constexpr int elems = 32, bytes = 34, align = 2, items = 1;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        kp_q8_dequant8(b + 2 + 8 * g, kp_qhalf(b), y);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        kp_q8_item<align>(b + 2, it.q);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_Q8_1> {
+    static constexpr int elems = 32, bytes = 36, align = 4, items = 1;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        kp_q8_dequant8(b + 4 + 8 * g, kp_qhalf(b), y);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        kp_q8_item<align>(b + 4, it.q);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_Q8_K> {
+    static constexpr int elems = 256, bytes = 292, align = 4, items = 8;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        kp_q8_dequant8(b + 4 + 8 * g, *(const float *)b, y);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_q8_item<align>(b + 4 + 32 * s, it.q);
+        it.scale_lo = it.scale_hi = *(const float *)b;
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_IQ4_NL> {
+    static constexpr int elems = 32, bytes = 18, align = 2, items = 1;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const float d = kp_qhalf(b);
+        const uint8_t *qs = b + 2 + 8 * (g & 1);
+        const int shift = g < 2 ? 0 : 4;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            y[i] = kp_qmul(d, (float)kp_qiq4_value((qs[i] >> shift) & 0xf));
+    }
+    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            kp_qiq4_lookup(kp_qld32<align>(b + 2 + 4 * k), &it.q[k], &it.q[4 + k]);
+        it.scale_lo = it.scale_hi = kp_qhalf(b);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_IQ4_XS> {
+    static constexpr int elems = 256, bytes = 136, align = 4, items = 8;
+    static constexpr bool split = false, has_offset = false;
+    KP_DEVICE static float scale(const uint8_t *b, int s) {
+        const int low = (b[4 + s / 2] >> (4 * (s % 2))) & 0xf;
+        const int high = (*(const uint16_t *)(b + 2) >> (2 * s)) & 3;
+        return kp_qmul(kp_qhalf(b), (float)((low | (high << 4)) - 32));
+    }
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const int s = g / 4, e = 8 * (g % 4);  // sub-block, element in it
+        const float dl = scale(b, s);
+        const uint8_t *qs = b + 8 + 16 * s + (e & 15);
+        const int shift = e < 16 ? 0 : 4;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            y[i] = kp_qmul(dl, (float)kp_qiq4_value((qs[i] >> shift) & 0xf));
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            kp_qiq4_lookup(kp_qld32<align>(b + 8 + 16 * s + 4 * k), &it.q[k], &it.q[4 + k]);
+        it.scale_lo = it.scale_hi = scale(b, s);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+// Q2_K and Q3_K share the bit layout of q: element 32 s + l of the block
+// (s = 4 n + j) is bits 2j..2j+1 of qs[32 n + l].
+template <> struct kp_qdecode<KP_QF_Q2_K> {
+    static constexpr int elems = 256, bytes = 84, align = 4, items = 8;
+    static constexpr bool split = true, has_offset = true;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
+        const float d = kp_qhalf(b + 80), dmin = kp_qhalf(b + 82);
+        const int sc = b[e / 16];
+        const float dl = kp_qmul(d, (float)(sc & 0xf)), ml = kp_qmul(dmin, (float)(sc >> 4));
+        const uint8_t *q = b + 16 + 32 * n + l;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            y[i] = kp_qsub(kp_qmul(dl, (float)((q[i] >> (2 * j)) & 3)), ml);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        const int n = s / 4, j = s % 4;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            it.q[k] = (int)((kp_qld32<align>(b + 16 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u);
+        const float d = kp_qhalf(b + 80), dmin = kp_qhalf(b + 82);
+        const int lo = b[2 * s], hi = b[2 * s + 1];
+        it.scale_lo = kp_qmul(d, (float)(lo & 0xf));
+        it.scale_hi = kp_qmul(d, (float)(hi & 0xf));
+        it.offset_lo = -kp_qmul(dmin, (float)(lo >> 4));
+        it.offset_hi = -kp_qmul(dmin, (float)(hi >> 4));
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_Q3_K> {
+    static constexpr int elems = 256, bytes = 110, align = 2, items = 8;
+    static constexpr bool split = true, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
+        const float d = kp_qhalf(b + 108);
+        const float dl = kp_qmul(d, (float)kp_q3_k_scale(e / 16, b + 96));
+        const uint8_t *q = b + 32 + 32 * n + l, *hm = b + l;
+        const int hbit = 4 * n + j;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int v = ((q[i] >> (2 * j)) & 3) - (((hm[i] >> hbit) & 1) ? 0 : 4);
+            y[i] = kp_qmul(dl, (float)v);
+        }
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        const int n = s / 4, j = s % 4;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const uint32_t q2 = (kp_qld32<align>(b + 32 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
+            const uint32_t h = (kp_qld32<align>(b + 4 * k) >> (4 * n + j)) & 0x01010101u;
+            it.q[k] = kp_qsub_bytes(q2 | (h << 2), 4);
+        }
+        const float d = kp_qhalf(b + 108);
+        it.scale_lo = kp_qmul(d, (float)kp_q3_k_scale(2 * s, b + 96));
+        it.scale_hi = kp_qmul(d, (float)kp_q3_k_scale(2 * s + 1, b + 96));
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+// Q4_K/Q5_K: sub-block s holds the low (even s) or high (odd s) nibbles of
+// qs[32 (s/2) .. 32 (s/2) + 31]; scale d * sc(s), offset -(dmin * m(s)).
+KP_DEVICE void kp_qk4_scales(const uint8_t *b, int s, float *scale, float *offset) {
+    int sc, m;
+    kp_q_scale_min_k4(s, b + 4, &sc, &m);
+    *scale = kp_qmul(kp_qhalf(b), (float)sc);
+    *offset = kp_qmul(kp_qhalf(b + 2), (float)m);
+}
+
+template <> struct kp_qdecode<KP_QF_Q4_K> {
+    static constexpr int elems = 256, bytes = 144, align = 4, items = 8;
+    static constexpr bool split = false, has_offset = true;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const int e = 8 * g, s = e / 32, l = e % 32;
+        float d1, m1;
+        kp_qk4_scales(b, s, &d1, &m1);
+        const uint8_t *q = b + 16 + 32 * (s / 2) + l;
+        const int shift = 4 * (s & 1);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            y[i] = kp_qsub(kp_qmul(d1, (float)((q[i] >> shift) & 0xf)), m1);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            it.q[k] = (int)((kp_qld32<align>(b + 16 + 32 * (s / 2) + 4 * k) >> (4 * (s & 1))) &
+                            0x0f0f0f0fu);
+        float m1;
+        kp_qk4_scales(b, s, &it.scale_lo, &m1);
+        it.scale_hi = it.scale_lo;
+        it.offset_lo = it.offset_hi = -m1;
+    }
+};
+
+template <> struct kp_qdecode<KP_QF_Q5_K> {
+    static constexpr int elems = 256, bytes = 176, align = 4, items = 8;
+    static constexpr bool split = false, has_offset = true;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const int e = 8 * g, s = e / 32, l = e % 32;
+        float d1, m1;
+        kp_qk4_scales(b, s, &d1, &m1);
+        const uint8_t *q = b + 48 + 32 * (s / 2) + l, *qh = b + 16 + l;
+        const int shift = 4 * (s & 1);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int v = ((q[i] >> shift) & 0xf) + (((qh[i] >> s) & 1) ? 16 : 0);
+            y[i] = kp_qsub(kp_qmul(d1, (float)v), m1);
+        }
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const uint32_t lo =
+                (kp_qld32<align>(b + 48 + 32 * (s / 2) + 4 * k) >> (4 * (s & 1))) & 0x0f0f0f0fu;
+            const uint32_t h = (kp_qld32<align>(b + 16 + 4 * k) >> s) & 0x01010101u;
+            it.q[k] = (int)(lo | (h << 4));
+        }
+        float m1;
+        kp_qk4_scales(b, s, &it.scale_lo, &m1);
+        it.scale_hi = it.scale_lo;
+        it.offset_lo = it.offset_hi = -m1;
+    }
+};
+
+// Q6_K: element 128 n + 32 j + l: low 4 bits from ql[64 n + 32 (j & 1) + l]
+// (low nibble for j < 2), high 2 bits = bits 2j..2j+1 of qh[32 n + l].
+template <> struct kp_qdecode<KP_QF_Q6_K> {
+    static constexpr int elems = 256, bytes = 210, align = 2, items = 8;
+    static constexpr bool split = true, has_offset = false;
+    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
+        const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
+        const float d = kp_qhalf(b + 208);
+        const float dsc = kp_qmul(d, (float)(int8_t)b[192 + e / 16]);
+        const uint8_t *ql = b + 64 * n + 32 * (j & 1) + l, *qh = b + 128 + 32 * n + l;
+        const int shift = j < 2 ? 0 : 4;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int v = (((ql[i] >> shift) & 0xf) | (((qh[i] >> (2 * j)) & 3) << 4)) - 32;
+            y[i] = kp_qmul(dsc, (float)v);
+        }
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        const int n = s / 4, j = s % 4;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const uint32_t lo =
+                (kp_qld32<align>(b + 64 * n + 32 * (j & 1) + 4 * k) >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu;
+            const uint32_t hi = (kp_qld32<align>(b + 128 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
+            it.q[k] = kp_qsub_bytes(lo | (hi << 4), 32);
+        }
+        const float d = kp_qhalf(b + 208);
+        it.scale_lo = kp_qmul(d, (float)(int8_t)b[192 + 2 * s]);
+        it.scale_hi = kp_qmul(d, (float)(int8_t)b[192 + 2 * s + 1]);
+        it.offset_lo = it.offset_hi = 0.0f;
+    }
+};
+
+// Expands X(ID, name) per format (the kernel name suffixes).
+#define KP_QFORMAT_NAMES(X) \
+    X(Q4_0, q4_0)           \
+    X(Q4_1, q4_1)           \
+    X(Q5_0, q5_0)           \
+    X(Q5_1, q5_1)           \
+    X(Q8_0, q8_0)           \
+    X(Q8_1, q8_1)           \
+    X(Q2_K, q2_k)           \
+    X(Q3_K, q3_k)           \
+    X(Q4_K, q4_k)           \
+    X(Q5_K, q5_k)           \
+    X(Q6_K, q6_k)           \
+    X(Q8_K, q8_k)           \
+    X(IQ4_NL, iq4_nl)       \
+    X(IQ4_XS, iq4_xs)

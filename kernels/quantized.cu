@@ -1,0 +1,551 @@
+// quantized: GGUF block formats. dequantize and get_rows (one kernel per
+// format and destination dtype, ids optional), quantize (the Q4/Q5/Q8
+// formats from f32/f16/bf16), and the mat-vec of token generation:
+// activations quantized to Q8_1 into a workspace (qmatvec_act_*), then
+// integer dot products against the weights (qmatvec_<format>_b<batch>).
+//
+// Kernel families by name:
+//   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>
+//   qmatvec_act_<f32|f16|bf16>        qmatvec_<fmt>_b<1|2|4|8>
+#include "kp_elementwise.cuh"
+#include "kp_atomics.cuh"
+#include "kp_quant.cuh"
+#include "kp_quant_abi.h"
+
+typedef unsigned long long kp_status_word;
+
+// ------------------------------------------------------------ dequantize
+
+// Eight consecutive elements per thread: all formats keep 8-element groups
+// inside one scale group, and dst gets 16- or 32-byte stores.
+template <int F, typename T>
+KP_DEVICE void kp_dequant_rows(const kp_qdequant_args &a, const uint8_t *src, T *dst,
+                               const void *ids, kp_status_word *status) {
+    typedef kp_qdecode<F> D;
+    const kp_idx groups = (kp_idx)a.cols / 8, total = (kp_idx)a.rows * groups;
+    for (kp_idx i = kp_thread_index(); i < total; i += kp_thread_count()) {
+        const kp_idx r = i / groups, c = (i - r * groups) * 8;
+        kp_idx sr = r;
+        bool valid = true;
+        if (a.ids_kind) {
+            const kp_idx at = r * (kp_idx)a.ids_stride;
+            const kp_idx id = a.ids_kind == 1 ? (kp_idx)((const uint32_t *)ids)[at]
+                                              : (kp_idx)((const int64_t *)ids)[at];
+            valid = id < (kp_idx)a.src_rows;  // a negative i64 id wraps to a huge one
+            if (!valid && c == 0 && status)
+                kp_atomic_max_u64(status, ~(kp_status_word)r);
+            sr = id;
+        }
+        float y[8];
+        if (valid) {
+            const uint8_t *b = src + sr * (kp_idx)a.src_row_stride + c / D::elems * D::bytes;
+            D::dequant8(b, (int)(c % D::elems) / 8, y);
+        } else {
+#pragma unroll
+            for (int k = 0; k < 8; k++) y[k] = 0.0f;
+        }
+        T *o = dst + r * (kp_idx)a.dst_row_stride + c * (kp_idx)a.dst_col_stride;
+        if (a.dst_vector) {
+            constexpr int N = 16 / (int)sizeof(T);
+#pragma unroll
+            for (int h = 0; h < 8 / N; h++) {
+                kp_vec<T, N> v;
+#pragma unroll
+                for (int k = 0; k < N; k++) v.v[k] = kp_store<T>(y[h * N + k]);
+                reinterpret_cast<kp_vec<T, N> *>(o)[h] = v;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < 8; k++) o[k * (kp_idx)a.dst_col_stride] = kp_store<T>(y[k]);
+        }
+    }
+}
+
+#define KP_DEQUANT(ID, NAME, TNAME, T)                                                            \
+    KP_KERNEL void dequantize_##NAME##_##TNAME(kp_qdequant_args a, const uint8_t *src, T *dst,   \
+                                               const void *ids, kp_status_word *status) {        \
+        kp_dequant_rows<KP_QF_##ID, T>(a, src, dst, ids, status);                                \
+    }
+#define KP_DEQUANT_ALL(ID, NAME)        \
+    KP_DEQUANT(ID, NAME, f32, float)    \
+    KP_DEQUANT(ID, NAME, f16, kp_f16)   \
+    KP_DEQUANT(ID, NAME, bf16, kp_bf16)
+KP_QFORMAT_NAMES(KP_DEQUANT_ALL)
+
+// -------------------------------------------------------------- quantize
+//
+// Eight threads per 32-element block, four elements each (thread k holds
+// elements 4k .. 4k+3); the block's statistics are combined with shuffles
+// inside the group of eight. Loops run uniformly over the thread block so
+// that every lane of a wave takes part in every shuffle.
+
+#define KP_QGROUP 8
+
+template <typename T> KP_DEVICE float kp_qload(const T *p) { return (float)kp_load(*p); }
+
+// The first element (in block order) of largest magnitude, as ggml picks it:
+// `better` prefers a strictly larger |v|, and on equal |v| the lower index.
+struct kp_qpick {
+    float mag, value;
+    int index;
+};
+KP_DEVICE kp_qpick kp_qpick_max_abs(kp_qpick p) {
+#pragma unroll
+    for (int m = 1; m < KP_QGROUP; m <<= 1) {
+        kp_qpick o;
+        o.mag = kp_shfl_xor(p.mag, m, KP_QGROUP);
+        o.value = kp_shfl_xor(p.value, m, KP_QGROUP);
+        o.index = kp_shfl_xor(p.index, m, KP_QGROUP);
+        if (o.mag > p.mag || (o.mag == p.mag && o.index < p.index))
+            p = o;
+    }
+    return p;
+}
+// The first element of smallest (sign < 0) or largest (sign > 0) value:
+// ggml's strict comparisons keep the first of equal values (so -0 vs +0).
+KP_DEVICE kp_qpick kp_qpick_extreme(kp_qpick p, bool largest) {
+#pragma unroll
+    for (int m = 1; m < KP_QGROUP; m <<= 1) {
+        kp_qpick o;
+        o.value = kp_shfl_xor(p.value, m, KP_QGROUP);
+        o.index = kp_shfl_xor(p.index, m, KP_QGROUP);
+        o.mag = 0.0f;
+        const bool beats = largest ? o.value > p.value : o.value < p.value;
+        if (beats || (o.value == p.value && o.index < p.index))
+            p = o;
+    }
+    return p;
+}
+KP_DEVICE uint32_t kp_qor_group(uint32_t v) {
+#pragma unroll
+    for (int m = 1; m < KP_QGROUP; m <<= 1) v |= kp_shfl_xor(v, m, KP_QGROUP);
+    return v;
+}
+KP_DEVICE int kp_qsum_group(int v, int width) {
+    for (int m = 1; m < width; m <<= 1) v += kp_shfl_xor(v, m, width);
+    return v;
+}
+KP_DEVICE uint16_t kp_qto_half(float f) { return kp_f32_to_f16(f).bits; }
+KP_DEVICE float kp_qround_half(float f) {
+    kp_f16 h;
+    h.bits = kp_qto_half(f);
+    return kp_f16_to_f32(h);
+}
+KP_DEVICE void kp_qstore16(uint8_t *p, uint16_t v) { *(uint16_t *)p = v; }
+// 32 bits to a 2-byte aligned address.
+KP_DEVICE void kp_qstore32_a2(uint8_t *p, uint32_t v) {
+    ((uint16_t *)p)[0] = (uint16_t)v;
+    ((uint16_t *)p)[1] = (uint16_t)(v >> 16);
+}
+KP_DEVICE uint32_t kp_qpack4(const int *q, int shift) {
+    return (uint32_t)(q[0] & 0xff) << shift | (uint32_t)(q[1] & 0xff) << (shift + 8) |
+           (uint32_t)(q[2] & 0xff) << (shift + 16) | (uint32_t)(q[3] & 0xff) << (shift + 24);
+}
+
+// Q8_0 / Q8_1 and the activations: d = max|x| / 127, q = round(x * (1/d)).
+KP_DEVICE float kp_q8_scale(const float *x, int *q) {
+    float amax = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) amax = fmaxf(amax, fabsf(x[k]));
+#pragma unroll
+    for (int m = 1; m < KP_QGROUP; m <<= 1) amax = fmaxf(amax, kp_shfl_xor(amax, m, KP_QGROUP));
+    const float d = __fdiv_rn(amax, 127.0f);
+    const float id = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) q[k] = (int)roundf(kp_qmul(x[k], id));
+    return d;
+}
+
+// Writes this thread's part of block `b` (lane k of the group of eight).
+template <int F> struct kp_qencode;
+
+template <> struct kp_qencode<KP_QF_Q8_0> {
+    KP_DEVICE static void run(const float *x, int lane, uint8_t *b, bool active) {
+        int q[4];
+        const float d = kp_q8_scale(x, q);
+        if (!active) return;
+        if (lane == 0) kp_qstore16(b, kp_qto_half(d));
+        kp_qstore32_a2(b + 2 + 4 * lane, kp_qpack4(q, 0));
+    }
+};
+template <> struct kp_qencode<KP_QF_Q8_1> {
+    KP_DEVICE static void run(const float *x, int lane, uint8_t *b, bool active) {
+        int q[4];
+        const float d = kp_q8_scale(x, q);
+        const int sum = kp_qsum_group(q[0] + q[1] + q[2] + q[3], KP_QGROUP);
+        if (!active) return;
+        if (lane == 0) {
+            kp_qstore16(b, kp_qto_half(d));
+            kp_qstore16(b + 2, kp_qto_half(kp_qmul((float)sum, d)));
+        }
+        *(uint32_t *)(b + 4 + 4 * lane) = kp_qpack4(q, 0);
+    }
+};
+
+// Q4_0 / Q5_0: d = m / -levels where m is the first element of largest
+// magnitude; q = min(top, trunc(x * (1/d) + levels + 0.5)).
+KP_DEVICE float kp_qsym_scale(const float *x, int lane, float levels, int top, int *q) {
+    kp_qpick p = {0.0f, 0.0f, 1 << 30};
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        if (p.mag < fabsf(x[k])) p = {fabsf(x[k]), x[k], 4 * lane + k};
+    p = kp_qpick_max_abs(p);
+    const float d = __fdiv_rn(p.value, -levels);
+    const float id = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int v = (int)kp_qadd(kp_qmul(x[k], id), levels + 0.5f);
+        q[k] = v < top ? v : top;
+    }
+    return d;
+}
+// Q4_1 / Q5_1: d = (max - min) / top, q = trunc((x - min) * (1/d) + 0.5),
+// capped at top for Q4_1 (`cap`).
+KP_DEVICE void kp_qasym_scale(const float *x, int lane, float top, bool cap, int *q, float *d_out,
+                              float *min_out) {
+    kp_qpick lo = {0.0f, 3.40282347e38f, 1 << 30}, hi = {0.0f, -3.40282347e38f, 1 << 30};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (x[k] < lo.value) lo = {0.0f, x[k], 4 * lane + k};
+        if (x[k] > hi.value) hi = {0.0f, x[k], 4 * lane + k};
+    }
+    lo = kp_qpick_extreme(lo, false);
+    hi = kp_qpick_extreme(hi, true);
+    const float d = __fdiv_rn(kp_qsub(hi.value, lo.value), top);
+    const float id = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int v = (int)kp_qadd(kp_qmul(kp_qsub(x[k], lo.value), id), 0.5f);
+        q[k] = cap && v > (int)top ? (int)top : v;
+    }
+    *d_out = d;
+    *min_out = lo.value;
+}
+
+// Nibble-packed formats: byte j (< 16) = element j | element j + 16 << 4.
+// Lanes 0-3 hold elements 0..15 and take the high nibbles from lane + 4.
+KP_DEVICE uint32_t kp_qnibble_bytes(const int *q) {
+    int hi[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) hi[k] = kp_shfl_xor(q[k], 4, KP_QGROUP);
+    return (kp_qpack4(q, 0) & 0x0f0f0f0fu) | ((kp_qpack4(hi, 0) & 0x0f0f0f0fu) << 4);
+}
+// Q5: bit 4 of element e goes to bit e of qh.
+KP_DEVICE uint32_t kp_qhigh_bits(const int *q, int lane) {
+    uint32_t bits = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++) bits |= (uint32_t)((q[k] >> 4) & 1) << (4 * lane + k);
+    return kp_qor_group(bits);
+}
+
+template <> struct kp_qencode<KP_QF_Q4_0> {
+    KP_DEVICE static void run(const float *x, int lane, uint8_t *b, bool active) {
+        int q[4];
+        const float d = kp_qsym_scale(x, lane, 8.0f, 15, q);
+        const uint32_t bytes = kp_qnibble_bytes(q);
+        if (!active) return;
+        if (lane == 0) kp_qstore16(b, kp_qto_half(d));
+        if (lane < 4) kp_qstore32_a2(b + 2 + 4 * lane, bytes);
+    }
+};
+template <> struct kp_qencode<KP_QF_Q5_0> {
+    KP_DEVICE static void run(const float *x, int lane, uint8_t *b, bool active) {
+        int q[4];
+        const float d = kp_qsym_scale(x, lane, 16.0f, 31, q);
+        const uint32_t qh = kp_qhigh_bits(q, lane), bytes = kp_qnibble_bytes(q);
+        if (!active) return;
+        if (lane == 0) {
+            kp_qstore16(b, kp_qto_half(d));
+            kp_qstore32_a2(b + 2, qh);
+        }
+        if (lane < 4) kp_qstore32_a2(b + 6 + 4 * lane, bytes);
+    }
+};
+template <> struct kp_qencode<KP_QF_Q4_1> {
+    KP_DEVICE static void run(const float *x, int lane, uint8_t *b, bool active) {
+        int q[4];
+        float d, m;
+        kp_qasym_scale(x, lane, 15.0f, true, q, &d, &m);
+        const uint32_t bytes = kp_qnibble_bytes(q);
+        if (!active) return;
+        if (lane == 0) *(uint32_t *)b = kp_qto_half(d) | (uint32_t)kp_qto_half(m) << 16;
+        if (lane < 4) *(uint32_t *)(b + 4 + 4 * lane) = bytes;
+    }
+};
+template <> struct kp_qencode<KP_QF_Q5_1> {
+    KP_DEVICE static void run(const float *x, int lane, uint8_t *b, bool active) {
+        int q[4];
+        float d, m;
+        kp_qasym_scale(x, lane, 31.0f, false, q, &d, &m);
+        const uint32_t qh = kp_qhigh_bits(q, lane), bytes = kp_qnibble_bytes(q);
+        if (!active) return;
+        if (lane == 0) {
+            *(uint32_t *)b = kp_qto_half(d) | (uint32_t)kp_qto_half(m) << 16;
+            *(uint32_t *)(b + 4) = qh;
+        }
+        if (lane < 4) *(uint32_t *)(b + 8 + 4 * lane) = bytes;
+    }
+};
+
+// Loads this thread's four elements (row r, columns c .. c+3) as f32.
+template <typename T>
+KP_DEVICE void kp_qload4(const T *src, kp_idx r, kp_idx c, int64_t row_stride, int64_t col_stride,
+                         bool active, float *x) {
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        x[k] = active ? kp_qload(src + r * (kp_idx)row_stride + (c + k) * (kp_idx)col_stride) : 0.0f;
+}
+
+template <int F, typename T>
+KP_DEVICE void kp_quantize_rows(const kp_quantize_args &a, const T *src, uint8_t *dst) {
+    constexpr int per_block = KP_QUANT_BLOCK / KP_QGROUP, bytes = kp_qdecode<F>::bytes;
+    const kp_idx blocks_per_row = (kp_idx)a.cols / 32, total = (kp_idx)a.rows * blocks_per_row;
+    const int lane = threadIdx.x % KP_QGROUP;
+    for (kp_idx base = (kp_idx)blockIdx.x * per_block; base < total;
+         base += (kp_idx)gridDim.x * per_block) {
+        const kp_idx blk = base + threadIdx.x / KP_QGROUP;
+        const bool active = blk < total;
+        const kp_idx r = active ? blk / blocks_per_row : 0, cb = active ? blk - r * blocks_per_row : 0;
+        float x[4];
+        kp_qload4(src, r, cb * 32 + 4 * lane, a.src_row_stride, a.src_col_stride, active, x);
+        kp_qencode<F>::run(x, lane, dst + r * (kp_idx)a.dst_row_stride + cb * bytes, active);
+    }
+}
+
+#define KP_QUANTIZE(ID, NAME, TNAME, T)                                                     \
+    KP_KERNEL void quantize_##NAME##_##TNAME(kp_quantize_args a, const T *src, uint8_t *dst) { \
+        kp_quantize_rows<KP_QF_##ID, T>(a, src, dst);                                       \
+    }
+#define KP_QUANTIZE_ALL(ID, NAME)          \
+    KP_QUANTIZE(ID, NAME, f32, float)      \
+    KP_QUANTIZE(ID, NAME, f16, kp_f16)     \
+    KP_QUANTIZE(ID, NAME, bf16, kp_bf16)
+KP_QUANTIZE_ALL(Q4_0, q4_0)
+KP_QUANTIZE_ALL(Q4_1, q4_1)
+KP_QUANTIZE_ALL(Q5_0, q5_0)
+KP_QUANTIZE_ALL(Q5_1, q5_1)
+KP_QUANTIZE_ALL(Q8_0, q8_0)
+KP_QUANTIZE_ALL(Q8_1, q8_1)
+
+// -------------------------------------------------- mat-vec: activations
+//
+// Each 32-element block of each batch row becomes 32 int8 (qs) and a
+// kp_qmv_meta: the binary16-rounded scale and the exact sums of q over
+// each half, which the formats with offsets need.
+template <typename T>
+KP_DEVICE void kp_qmv_quantize_act(const kp_qmv_act_args &a, const T *x, int8_t *qs,
+                                   kp_qmv_meta *meta) {
+    constexpr int per_block = KP_QUANT_BLOCK / KP_QGROUP;
+    const kp_idx blocks_per_row = (kp_idx)a.cols / 32, total = (kp_idx)a.batch * blocks_per_row;
+    const int lane = threadIdx.x % KP_QGROUP;
+    for (kp_idx base = (kp_idx)blockIdx.x * per_block; base < total;
+         base += (kp_idx)gridDim.x * per_block) {
+        const kp_idx blk = base + threadIdx.x / KP_QGROUP;
+        const bool active = blk < total;
+        const kp_idx b = active ? blk / blocks_per_row : 0, cb = active ? blk - b * blocks_per_row : 0;
+        float v[4];
+        kp_qload4(x, b, cb * 32 + 4 * lane, a.x_batch_stride, a.x_col_stride, active, v);
+        int q[4];
+        const float d = kp_q8_scale(v, q);
+        // Lanes 0-3 hold elements 0..15, lanes 4-7 elements 16..31.
+        const int half = kp_qsum_group(q[0] + q[1] + q[2] + q[3], KP_QGROUP / 2);
+        const int other = kp_shfl_xor(half, 4, KP_QGROUP);
+        if (!active) continue;
+        *(uint32_t *)(qs + blk * 32 + 4 * lane) = kp_qpack4(q, 0);
+        if (lane == 0) {
+            kp_qmv_meta m;
+            m.d = kp_qround_half(d);
+            m.sum_lo = (int16_t)half;
+            m.sum_hi = (int16_t)other;
+            meta[blk] = m;
+        }
+    }
+}
+
+#define KP_QMV_ACT(TNAME, T)                                                                  \
+    KP_KERNEL void qmatvec_act_##TNAME(kp_qmv_act_args a, const T *x, int8_t *qs,             \
+                                       kp_qmv_meta *meta) {                                   \
+        kp_qmv_quantize_act(a, x, qs, meta);                                                  \
+    }
+KP_QMV_ACT(f32, float)
+KP_QMV_ACT(f16, kp_f16)
+KP_QMV_ACT(bf16, kp_bf16)
+
+// ----------------------------------------------------- mat-vec: products
+//
+// A thread block computes KP_QMV_BLOCK / 32 groups x RW rows. Per tile it
+// stages those rows' next ITEMS 32-element items of weights into shared
+// memory with coalesced loads as wide as the alignment allows, then each
+// group decodes its rows' items from there (lane l: items l, l + 32, ...),
+// reuses each decoded item for every batch row, and adds its integer dot
+// products, scaled, into registers. A shuffle reduction per group ends it.
+template <int B> struct kp_qmv_shape {
+    static constexpr int rows_per_group = B <= 2 ? 2 : 4;
+    static constexpr int items = KP_QMV_ITEMS(B);
+    static constexpr int rows = KP_QMV_BLOCK / KP_QMV_GROUP * rows_per_group;
+};
+
+template <int V> struct kp_qmv_chunk;
+template <> struct kp_qmv_chunk<16> { typedef uint4 type; };
+template <> struct kp_qmv_chunk<8> { typedef uint2 type; };
+template <> struct kp_qmv_chunk<4> { typedef uint32_t type; };
+template <> struct kp_qmv_chunk<2> { typedef uint16_t type; };
+
+// Copies nrows rows of nbytes (even) from src (rows `stride` bytes apart)
+// to tile (rows `pitch` bytes apart) in V-byte pieces, four in flight per
+// thread; a tail of fewer than V bytes per row goes in 2-byte pieces.
+template <int V>
+KP_DEVICE void kp_qmv_stage(uint8_t *tile, int pitch, const uint8_t *src, kp_idx stride, int nrows,
+                            int nbytes) {
+    typedef typename kp_qmv_chunk<V>::type C;
+    const int per_row = nbytes / V, total = nrows * per_row;
+    for (int c0 = threadIdx.x; c0 < total; c0 += 4 * KP_QMV_BLOCK) {
+        C v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int c = c0 + u * KP_QMV_BLOCK;
+            if (c < total) {
+                const int r = c / per_row, k = c - r * per_row;
+                v[u] = *(const C *)(src + r * stride + (kp_idx)k * V);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int c = c0 + u * KP_QMV_BLOCK;
+            if (c < total) {
+                const int r = c / per_row, k = c - r * per_row;
+                *(C *)(tile + r * pitch + k * V) = v[u];
+            }
+        }
+    }
+    const int tail = (nbytes - per_row * V) / 2;
+    for (int c = threadIdx.x; c < nrows * tail; c += KP_QMV_BLOCK) {
+        const int r = c / tail, k = per_row * V + 2 * (c - r * tail);
+        *(uint16_t *)(tile + r * pitch + k) = *(const uint16_t *)(src + r * stride + k);
+    }
+}
+
+KP_DEVICE void kp_qmv_stage_any(int vector, uint8_t *tile, int pitch, const uint8_t *src,
+                                kp_idx stride, int nrows, int nbytes) {
+    switch (vector) {
+    case 16: kp_qmv_stage<16>(tile, pitch, src, stride, nrows, nbytes); break;
+    case 8: kp_qmv_stage<8>(tile, pitch, src, stride, nrows, nbytes); break;
+    case 4: kp_qmv_stage<4>(tile, pitch, src, stride, nrows, nbytes); break;
+    default: kp_qmv_stage<2>(tile, pitch, src, stride, nrows, nbytes); break;
+    }
+}
+
+// scale * sum(q * a) + offset * sum(a) over one item, from the two halves'
+// integer dot products and activation sums.
+template <typename D>
+KP_DEVICE float kp_qmv_item_dot(const kp_qitem &w, int dot_lo, int dot_hi, const kp_qmv_meta &m) {
+    float v;
+    if (D::split) {
+        v = w.scale_lo * (float)dot_lo + w.scale_hi * (float)dot_hi;
+        if (D::has_offset)
+            v += w.offset_lo * (float)m.sum_lo + w.offset_hi * (float)m.sum_hi;
+    } else {
+        v = w.scale_lo * (float)(dot_lo + dot_hi);
+        if (D::has_offset)
+            v += w.offset_lo * (float)(m.sum_lo + m.sum_hi);
+    }
+    return m.d * v;
+}
+
+KP_DEVICE void kp_qmv_store(void *dst, int dtype, kp_idx at, float v) {
+    if (dtype == 0)
+        ((float *)dst)[at] = v;
+    else if (dtype == 1)
+        ((kp_f16 *)dst)[at] = kp_f32_to_f16(v);
+    else
+        ((kp_bf16 *)dst)[at] = kp_f32_to_bf16(v);
+}
+
+template <int F, int B>
+KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                          const kp_qmv_meta *act_meta, void *dst) {
+    typedef kp_qdecode<F> D;
+    typedef kp_qmv_shape<B> S;
+    constexpr int RW = S::rows_per_group, IPL = S::items / KP_QMV_GROUP;
+    constexpr int tile_bytes = S::items / D::items * D::bytes, pitch = (tile_bytes + 15) / 16 * 16;
+    __shared__ __align__(16) uint8_t tile[S::rows * pitch];
+    const int group = threadIdx.x / KP_QMV_GROUP, lane = threadIdx.x % KP_QMV_GROUP;
+    const kp_idx items_per_row = (kp_idx)a.cols / 32;
+    for (kp_idx r0 = (kp_idx)blockIdx.x * S::rows; r0 < (kp_idx)a.rows;
+         r0 += (kp_idx)gridDim.x * S::rows) {
+        const int nrows = (kp_idx)a.rows - r0 < (kp_idx)S::rows ? (int)((kp_idx)a.rows - r0) : S::rows;
+        float acc[RW][B];
+#pragma unroll
+        for (int k = 0; k < RW; k++)
+#pragma unroll
+            for (int b = 0; b < B; b++) acc[k][b] = 0.0f;
+        for (kp_idx i0 = 0; i0 < items_per_row; i0 += S::items) {
+            const int nitems = items_per_row - i0 < (kp_idx)S::items ? (int)(items_per_row - i0) : S::items;
+            __syncthreads();  // the previous tile is consumed
+            kp_qmv_stage_any(a.vector, tile, pitch,
+                             w + r0 * (kp_idx)a.w_row_stride + i0 / D::items * D::bytes,
+                             (kp_idx)a.w_row_stride, nrows, nitems / D::items * D::bytes);
+            __syncthreads();
+#pragma unroll
+            for (int m = 0; m < IPL; m++) {
+                const int it = lane + KP_QMV_GROUP * m;
+                if (it >= nitems) break;
+                kp_qitem wi[RW];
+#pragma unroll
+                for (int k = 0; k < RW; k++) {
+                    const int row = group * RW + k;
+                    if (row < nrows)
+                        D::item(tile + row * pitch + it / D::items * D::bytes, it % D::items, wi[k]);
+                }
+                const kp_idx item = i0 + it;
+#pragma unroll
+                for (int b = 0; b < B; b++) {
+                    if (b >= a.batch) break;
+                    const uint4 *aq = (const uint4 *)(act_qs + ((kp_idx)b * items_per_row + item) * 32);
+                    const uint4 a0 = aq[0], a1 = aq[1];
+                    const kp_qmv_meta meta = act_meta[(kp_idx)b * items_per_row + item];
+#pragma unroll
+                    for (int k = 0; k < RW; k++) {
+                        if (group * RW + k >= nrows) break;
+                        int lo = kp_dp4a(wi[k].q[0], (int)a0.x, 0);
+                        lo = kp_dp4a(wi[k].q[1], (int)a0.y, lo);
+                        lo = kp_dp4a(wi[k].q[2], (int)a0.z, lo);
+                        lo = kp_dp4a(wi[k].q[3], (int)a0.w, lo);
+                        int hi = kp_dp4a(wi[k].q[4], (int)a1.x, 0);
+                        hi = kp_dp4a(wi[k].q[5], (int)a1.y, hi);
+                        hi = kp_dp4a(wi[k].q[6], (int)a1.z, hi);
+                        hi = kp_dp4a(wi[k].q[7], (int)a1.w, hi);
+                        acc[k][b] += kp_qmv_item_dot<D>(wi[k], lo, hi, meta);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < RW; k++)
+#pragma unroll
+            for (int b = 0; b < B; b++)
+#pragma unroll
+                for (int m = 1; m < KP_QMV_GROUP; m <<= 1)
+                    acc[k][b] += kp_shfl_xor(acc[k][b], m, KP_QMV_GROUP);
+#pragma unroll
+        for (int k = 0; k < RW; k++) {
+            const int row = group * RW + k;
+#pragma unroll
+            for (int b = 0; b < B; b++)
+                if (lane == (k * B + b) % KP_QMV_GROUP && row < nrows && b < a.batch)
+                    kp_qmv_store(dst, a.dst_dtype,
+                                 (kp_idx)b * (kp_idx)a.dst_batch_stride +
+                                     (r0 + row) * (kp_idx)a.dst_row_stride,
+                                 acc[k][b]);
+        }
+    }
+}
+
+#define KP_QMV(ID, NAME, B)                                                                      \
+    KP_KERNEL void __launch_bounds__(KP_QMV_BLOCK)                                               \
+        qmatvec_##NAME##_b##B(kp_qmv_args a, const uint8_t *w, const int8_t *act_qs,            \
+                              const kp_qmv_meta *act_meta, void *dst) {                          \
+        kp_qmatvec<KP_QF_##ID, B>(a, w, act_qs, act_meta, dst);                                  \
+    }
+#define KP_QMV_ALL(ID, NAME) KP_QMV(ID, NAME, 1) KP_QMV(ID, NAME, 2) KP_QMV(ID, NAME, 4) KP_QMV(ID, NAME, 8)
+KP_QFORMAT_NAMES(KP_QMV_ALL)

@@ -1,0 +1,470 @@
+/* The quantized module on the GPU against the CPU reference of quant_ref.c
+ * (itself checked against the gguf package): dequantize and get_rows bit
+ * for bit for every format and f32/f16/bf16 destinations of any layout;
+ * quantize byte for byte for the six writable formats from every source
+ * dtype and layout; the mat-vec for batch 1..8 within a stated tolerance of
+ * an f64 dot of the dequantized weights with the Q8_1-rounded activations.
+ * Shapes: 1, 7, 37 and 4097 rows; rows of 1 block and of 65 blocks; padded
+ * row strides and byte offsets; strided activations and outputs. Bytes
+ * outside every output keep their poison. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "operands.h"
+#include "quant_ref.h"
+
+#define POISON 0xA5
+
+static const kp_dtype qfloats[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
+#define N_QFLOATS 3
+
+static kp_qformat_info info_of(kp_qformat f)
+{
+    kp_qformat_info info;
+    CK_OK(kp_qformat_get_info(f, &info));
+    return info;
+}
+
+/* A quantized matrix with random blocks in a device buffer of exactly the
+ * bytes it spans; rows start `pad` bytes apart beyond a row's bytes. */
+struct qmat {
+    struct gpu_buf buf;
+    kp_qmatrix m;
+    size_t row_bytes;
+};
+
+static void qmat_make(struct qmat *q, kp_qformat f, int64_t rows, int64_t cols, size_t offset,
+                      size_t pad, int random)
+{
+    kp_qformat_info info = info_of(f);
+    q->row_bytes = (size_t)(cols / info.block_elems) * info.block_bytes;
+    size_t stride = q->row_bytes + pad;
+    size_t bytes = offset + (rows ? (size_t)(rows - 1) * stride + q->row_bytes : 0);
+    gpu_buf_alloc(&q->buf, bytes ? bytes : 1);
+    memset(q->buf.host, POISON, q->buf.bytes);
+    uint64_t seed = rng_next();
+    if (random)
+        for (int64_t r = 0; r < rows; r++)
+            quant_ref_random_blocks((int)f, (char *)q->buf.host + offset + (size_t)r * stride,
+                                    (size_t)(cols / info.block_elems), &seed);
+    gpu_buf_upload(&q->buf);
+    q->m = (kp_qmatrix){q->buf.dev, offset, f, rows, cols, stride};
+}
+
+static const unsigned char *qmat_row(const struct qmat *q, int64_t r)
+{
+    return (const unsigned char *)q->buf.host + q->m.offset + (size_t)r * q->m.row_stride;
+}
+
+/* Bits of an f32 reference value stored as `dtype`. */
+static uint32_t ref_bits(kp_dtype dtype, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return dtype == KP_DTYPE_F32 ? u : dtype == KP_DTYPE_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+}
+
+static uint32_t elem_bits(kp_dtype dtype, const void *base, size_t i)
+{
+    if (dtype == KP_DTYPE_F32) {
+        uint32_t u;
+        memcpy(&u, (const char *)base + 4 * i, 4);
+        return u;
+    }
+    uint16_t h;
+    memcpy(&h, (const char *)base + 2 * i, 2);
+    return h;
+}
+
+/* ---- dequantize and get_rows */
+
+struct deq_case {
+    int64_t rows, blocks;   /* blocks per row */
+    size_t offset, pad;     /* of the quantized matrix, bytes */
+    int transposed;         /* dst stored column-major */
+    int64_t dst_offset;
+};
+static const struct deq_case deq_cases[] = {
+    {1, 1, 0, 0, 0, 0},
+    {7, 1, 2 * 4, 4 * 4, 1, 3},
+    {37, 65, 0, 0, 0, 0},
+    {7, 65, 4 * 4, 12, 1, 1},
+    {4097, 1, 0, 0, 0, 8},
+};
+#define N_DEQ (sizeof(deq_cases) / sizeof(deq_cases[0]))
+
+/* dst (n x cols) with the case's layout in a poisoned buffer. */
+static kp_tensor dst_matrix(struct gpu_buf *b, kp_dtype dtype, int64_t n, int64_t cols,
+                            int transposed, int64_t offset)
+{
+    int64_t shape[2] = {n, cols};
+    int64_t strides[2] = {transposed ? 1 : cols, transposed ? n : 1};
+    gpu_buf_alloc(b, ((size_t)(n * cols + offset) ? (size_t)(n * cols + offset) : 1) *
+                         kp_dtype_size(dtype));
+    memset(b->host, POISON, b->bytes);
+    gpu_buf_upload(b);
+    return gpu_tensor(b, dtype, 2, shape, strides, offset);
+}
+
+/* dst row i must be the reference of source row src_row[i] (-1: zeros). */
+static void check_rows(const kp_tensor *dst, struct gpu_buf *db, const struct qmat *q,
+                       const int64_t *src_row, int64_t n, const char *what)
+{
+    int64_t cols = q->m.cols;
+    float *ref = malloc((size_t)(cols ? cols : 1) * sizeof(float));
+    unsigned char *written = calloc(db->bytes / kp_dtype_size(dst->dtype) + 1, 1);
+    gpu_buf_download(db);
+    for (int64_t i = 0; i < n; i++) {
+        if (src_row[i] >= 0)
+            quant_ref_dequantize_row((int)q->m.format, qmat_row(q, src_row[i]), ref, cols);
+        else
+            for (int64_t c = 0; c < cols; c++) ref[c] = 0.0f;
+        for (int64_t c = 0; c < cols; c++) {
+            size_t at = (size_t)(dst->layout.offset + i * dst->layout.strides[0] +
+                                 c * dst->layout.strides[1]);
+            uint32_t got = elem_bits(dst->dtype, db->host, at), want = ref_bits(dst->dtype, ref[c]);
+            ck_assert_msg(got == want, "%s %s -> %s: row %lld col %lld: got 0x%x, want 0x%x (%g)",
+                          what, info_of(q->m.format).name, kp_dtype_name(dst->dtype),
+                          (long long)i, (long long)c, got, want, (double)ref[c]);
+            written[at] = 1;
+        }
+    }
+    check_untouched(db, written, kp_dtype_size(dst->dtype), POISON, what);
+    free(written);
+    free(ref);
+}
+
+START_TEST(test_dequantize)
+{
+    size_t nf = kp_qformat_count();
+    kp_qformat f = kp_qformat_at((size_t)_i % nf);
+    kp_dtype dtype = qfloats[(size_t)_i / nf % N_QFLOATS];
+    const struct deq_case *c = &deq_cases[(size_t)_i / nf / N_QFLOATS];
+    rng_seed(1000 + (uint64_t)_i);
+    int64_t cols = c->blocks * info_of(f).block_elems;
+    struct qmat q;
+    qmat_make(&q, f, c->rows, cols, c->offset, c->pad, 1);
+    struct gpu_buf db;
+    kp_tensor dst = dst_matrix(&db, dtype, c->rows, cols, c->transposed, c->dst_offset);
+    CK_OK(kp_dequantize(gpu_stream, &dst, &q.m));
+    int64_t *rows = malloc((size_t)c->rows * sizeof(int64_t));
+    for (int64_t r = 0; r < c->rows; r++) rows[r] = r;
+    check_rows(&dst, &db, &q, rows, c->rows, "dequantize");
+    free(rows);
+    gpu_buf_free(&db);
+    gpu_buf_free(&q.buf);
+}
+END_TEST
+
+START_TEST(test_get_rows)
+{
+    size_t nf = kp_qformat_count();
+    kp_qformat f = kp_qformat_at((size_t)_i % nf);
+    kp_dtype dtype = qfloats[(size_t)_i / nf % N_QFLOATS];
+    kp_dtype ids_dtype = (size_t)_i / nf / N_QFLOATS ? KP_DTYPE_I64 : KP_DTYPE_U32;
+    rng_seed(2000 + (uint64_t)_i);
+    const int64_t table_rows = 33, n = 12, cols = 2 * info_of(f).block_elems;
+    struct qmat q;
+    qmat_make(&q, f, table_rows, cols, 4, 4, 1);
+    /* ids every other element (stride 2); two invalid ones: 33 and -1 / 2^32-1 */
+    int64_t want_row[12] = {0, 32, 5, 5, 33, 17, -1, 1, 2, 3, 31, 9};
+    struct gpu_buf ib;
+    size_t es = kp_dtype_size(ids_dtype);
+    gpu_buf_alloc(&ib, 2 * (size_t)n * es);
+    for (int64_t i = 0; i < n; i++) {
+        if (ids_dtype == KP_DTYPE_U32) {
+            uint32_t v = (uint32_t)want_row[i];
+            memcpy((char *)ib.host + 2 * (size_t)i * es, &v, es);
+        } else {
+            memcpy((char *)ib.host + 2 * (size_t)i * es, &want_row[i], es);
+        }
+    }
+    gpu_buf_upload(&ib);
+    int64_t ids_shape[1] = {n}, ids_strides[1] = {2};
+    kp_tensor ids = gpu_tensor(&ib, ids_dtype, 1, ids_shape, ids_strides, 0);
+    want_row[4] = want_row[6] = -1;  /* the invalid ids give zero rows */
+    struct gpu_buf db;
+    kp_tensor dst = dst_matrix(&db, dtype, n, cols, (int)(_i & 1), 2);
+    kp_index_status *status;
+    CK_OK(kp_index_status_create(gpu_dev, &status));
+    CK_OK(kp_quantized_get_rows(gpu_stream, &dst, &q.m, &ids, status));
+    kp_index_report rep;
+    CK_OK(kp_index_status_read(gpu_stream, status, &rep));
+    ck_assert_msg(rep.out_of_range && rep.first_position == 4,
+                  "status: out_of_range %d first %llu, want 1 and 4", (int)rep.out_of_range,
+                  (unsigned long long)rep.first_position);
+    check_rows(&dst, &db, &q, want_row, n, "get_rows");
+    kp_index_status_destroy(&status);
+    gpu_buf_free(&db);
+    gpu_buf_free(&ib);
+    gpu_buf_free(&q.buf);
+}
+END_TEST
+
+/* ---- quantize */
+
+static const kp_qformat quantize_formats[] = {KP_QFORMAT_Q4_0, KP_QFORMAT_Q4_1, KP_QFORMAT_Q5_0,
+                                              KP_QFORMAT_Q5_1, KP_QFORMAT_Q8_0, KP_QFORMAT_Q8_1};
+#define N_QUANTIZE 6
+
+/* Row r of the quantize input: random values of varied scale, with blocks
+ * that are all zero, constant, one spike, negative-led, and exact halves. */
+static float quant_input(int64_t r, int64_t c)
+{
+    int64_t kind = (r + c / 32) % 6;
+    double scale = ldexp(1.0, (int)(rng_next() % 12) - 6);
+    switch (kind) {
+    case 0: return 0.0f;
+    case 1: return (float)(0.75 * scale);
+    case 2: return c % 32 == 5 ? (float)(-100.0 * scale) : (float)rng_uniform(-scale, scale);
+    case 3: return (float)((double)((int64_t)(rng_next() % 33) - 16) * 0.5 * scale);
+    default: return (float)rng_uniform(-scale, scale);
+    }
+}
+
+START_TEST(test_quantize)
+{
+    kp_qformat f = quantize_formats[(size_t)_i % N_QUANTIZE];
+    kp_dtype dtype = qfloats[(size_t)_i / N_QUANTIZE % N_QFLOATS];
+    int transposed = (int)((size_t)_i / N_QUANTIZE / N_QFLOATS);
+    rng_seed(3000 + (uint64_t)_i);
+    const int64_t rows = transposed ? 7 : 37, cols = transposed ? 32 : 65 * 32;
+    /* Source values, rounded to the source dtype first: the reference
+     * quantizes exactly what the GPU reads. */
+    struct gpu_buf sb;
+    int64_t shape[2] = {rows, cols}, strides[2] = {transposed ? 1 : cols, transposed ? rows : 1};
+    gpu_buf_alloc(&sb, (size_t)(rows * cols + 1) * kp_dtype_size(dtype));
+    kp_tensor src = gpu_tensor(&sb, dtype, 2, shape, strides, 1);
+    float *x = malloc((size_t)(rows * cols) * sizeof(float));
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            size_t at = (size_t)(1 + r * strides[0] + c * strides[1]);
+            host_set(dtype, sb.host, at, quant_input(r, c));
+            x[r * cols + c] = (float)host_get(dtype, sb.host, at);
+        }
+    gpu_buf_upload(&sb);
+    struct qmat q;
+    qmat_make(&q, f, rows, cols, 8, 8, 0);
+    CK_OK(kp_quantize(gpu_stream, &q.m, &src));
+    gpu_buf_download(&q.buf);
+    unsigned char *want = malloc(q.row_bytes);
+    for (int64_t r = 0; r < rows; r++) {
+        quant_ref_quantize_row((int)f, x + r * cols, want, cols);
+        const unsigned char *got = qmat_row(&q, r);
+        for (size_t k = 0; k < q.row_bytes; k++)
+            ck_assert_msg(got[k] == want[k], "quantize %s from %s: row %lld byte %zu: 0x%02x, want 0x%02x",
+                          info_of(f).name, kp_dtype_name(dtype), (long long)r, k, got[k], want[k]);
+        /* the padding after the row keeps its poison */
+        if (r + 1 < rows)
+            for (size_t k = q.row_bytes; k < q.m.row_stride; k++)
+                ck_assert_msg(got[k] == POISON, "quantize wrote into row padding");
+    }
+    for (size_t k = 0; k < q.m.offset; k++)
+        ck_assert_msg(((unsigned char *)q.buf.host)[k] == POISON, "quantize wrote before dst");
+    free(want);
+    free(x);
+    gpu_buf_free(&q.buf);
+    gpu_buf_free(&sb);
+}
+END_TEST
+
+/* ---- mat-vec */
+
+struct mv_case {
+    int64_t rows, blocks;
+    int strided;            /* x: col stride 2, padded batch stride; dst transposed */
+};
+static const struct mv_case mv_cases[] = {
+    {1, 1, 0},
+    {7, 1, 1},
+    {37, 65, 0},
+    {4097, 3, 1},
+};
+#define N_MV (sizeof(mv_cases) / sizeof(mv_cases[0]))
+#define MV_TOLERANCE 2e-5  /* relative to sum |w * x| over the row */
+
+START_TEST(test_matvec)
+{
+    size_t nf = kp_qformat_count();
+    kp_qformat f = kp_qformat_at((size_t)_i % nf);
+    int64_t batch = 1 + (int64_t)((size_t)_i / nf % KP_QMATVEC_MAX_BATCH);
+    const struct mv_case *c = &mv_cases[(size_t)_i / nf / KP_QMATVEC_MAX_BATCH];
+    kp_dtype x_dtype = qfloats[(size_t)_i % N_QFLOATS];
+    kp_dtype y_dtype = qfloats[(size_t)_i / 7 % N_QFLOATS];
+    rng_seed(4000 + (uint64_t)_i);
+    int64_t cols = c->blocks * info_of(f).block_elems;
+    struct qmat q;
+    qmat_make(&q, f, c->rows, cols, c->strided ? 4 : 0, c->strided ? 8 : 0, 1);
+
+    /* x: batch x cols; strided: every other column, rows 2 * cols + 6 apart */
+    int64_t xs[2] = {c->strided ? 2 * cols + 6 : cols, c->strided ? 2 : 1};
+    struct gpu_buf xb;
+    gpu_buf_alloc(&xb, (size_t)(batch * xs[0] + 1) * kp_dtype_size(x_dtype));
+    int64_t x_shape[2] = {batch, cols};
+    kp_tensor x = gpu_tensor(&xb, x_dtype, batch == 1 && !c->strided ? 1 : 2,
+                             batch == 1 && !c->strided ? x_shape + 1 : x_shape,
+                             batch == 1 && !c->strided ? NULL : xs, 1);
+    float *xf = malloc((size_t)(batch * cols) * sizeof(float));
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t k = 0; k < cols; k++) {
+            size_t at = (size_t)(1 + b * xs[0] + k * xs[1]);
+            host_set(x_dtype, xb.host, at, rng_uniform(-2.0, 2.0));
+            xf[b * cols + k] = (float)host_get(x_dtype, xb.host, at);
+        }
+    gpu_buf_upload(&xb);
+    struct gpu_buf db;
+    kp_tensor dst = dst_matrix(&db, y_dtype, batch, c->rows, c->strided, 3);
+    size_t ws_bytes;
+    CK_OK(kp_quantized_matvec_workspace_size(batch, cols, &ws_bytes));
+    struct gpu_buf wsb;
+    gpu_buf_alloc(&wsb, ws_bytes ? ws_bytes : 1);
+    CK_OK(kp_quantized_matvec(gpu_stream, &dst, &q.m, &x, wsb.dev));
+    gpu_buf_download(&db);
+
+    /* reference: Q8_1-rounded x (d as binary16 times q), f64 dot */
+    double *xq = malloc((size_t)(batch * cols) * sizeof(double));
+    kp_block_q8_1 *blocks = malloc((size_t)(cols / 32 + 1) * sizeof(kp_block_q8_1));
+    for (int64_t b = 0; b < batch; b++) {
+        quant_ref_quantize_row(KP_QF_Q8_1, xf + b * cols, blocks, cols);
+        for (int64_t k = 0; k < cols; k++)
+            xq[b * cols + k] = (double)quant_ref_f16_to_f32(blocks[k / 32].d) * blocks[k / 32].qs[k % 32];
+    }
+    float *w = malloc((size_t)cols * sizeof(float));
+    unsigned char *written = calloc(db.bytes, 1);
+    for (int64_t r = 0; r < c->rows; r++) {
+        quant_ref_dequantize_row((int)f, qmat_row(&q, r), w, cols);
+        for (int64_t b = 0; b < batch; b++) {
+            double sum = 0.0, mag = 0.0;
+            for (int64_t k = 0; k < cols; k++) {
+                sum += (double)w[k] * xq[b * cols + k];
+                mag += fabs((double)w[k] * xq[b * cols + k]);
+            }
+            size_t at = (size_t)(dst.layout.offset + b * dst.layout.strides[0] + r * dst.layout.strides[1]);
+            double got = host_get(y_dtype, db.host, at);
+            double rounding = y_dtype == KP_DTYPE_F32 ? 0.0 : y_dtype == KP_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
+            double tol = MV_TOLERANCE * mag + rounding * fabs(sum) + 1e-30;
+            ck_assert_msg(fabs(got - sum) <= tol,
+                          "matvec %s batch %lld (%s x -> %s) rows %lld cols %lld: [%lld, %lld] = %.9g, "
+                          "want %.9g (tolerance %.3g)", info_of(f).name, (long long)batch,
+                          kp_dtype_name(x_dtype), kp_dtype_name(y_dtype), (long long)c->rows,
+                          (long long)cols, (long long)b, (long long)r, got, sum, tol);
+            written[at] = 1;
+        }
+    }
+    check_untouched(&db, written, kp_dtype_size(y_dtype), POISON, "matvec dst");
+    free(written);
+    free(w);
+    free(blocks);
+    free(xq);
+    free(xf);
+    gpu_buf_free(&wsb);
+    gpu_buf_free(&db);
+    gpu_buf_free(&xb);
+    gpu_buf_free(&q.buf);
+}
+END_TEST
+
+/* ---- bad arguments: clear status, a message that names the problem, and
+ * nothing written */
+
+static void expect_fail(kp_status got, kp_status want, const char *needle, const char *what)
+{
+    ck_assert_msg(got == want, "%s: got %s, want %s (%s)", what, kp_status_string(got),
+                  kp_status_string(want), kp_last_error_message());
+    ck_assert_msg(strstr(kp_last_error_message(), needle), "%s: message \"%s\" lacks \"%s\"", what,
+                  kp_last_error_message(), needle);
+}
+
+START_TEST(test_bad_arguments)
+{
+    rng_seed(5000);
+    struct qmat q;
+    qmat_make(&q, KP_QFORMAT_Q4_K, 4, 512, 0, 0, 1);
+    struct gpu_buf db;
+    kp_tensor dst = dst_matrix(&db, KP_DTYPE_F32, 4, 512, 0, 0);
+
+    kp_qmatrix bad = q.m;
+    bad.cols = 500;
+    expect_fail(kp_dequantize(gpu_stream, &dst, &bad), KP_ERR_INVALID_ARGUMENT, "q4_K's block of 256",
+                "cols not a multiple of the block");
+    kp_qmatrix packed;
+    expect_fail(kp_qmatrix_packed(&packed, q.buf.dev, 0, KP_QFORMAT_Q8_0, 1, 48),
+                KP_ERR_INVALID_ARGUMENT, "q8_0's block of 32", "kp_qmatrix_packed cols");
+    bad = q.m;
+    bad.offset = 2;
+    expect_fail(kp_dequantize(gpu_stream, &dst, &bad), KP_ERR_INVALID_ARGUMENT, "multiples of 4",
+                "misaligned offset");
+    bad = q.m;
+    bad.rows = 5;
+    expect_fail(kp_dequantize(gpu_stream, &dst, &bad), KP_ERR_BUFFER_TOO_SMALL, "buffer holds",
+                "matrix past its buffer");
+    bad = q.m;
+    bad.format = (kp_qformat)4;
+    expect_fail(kp_dequantize(gpu_stream, &dst, &bad), KP_ERR_INVALID_ARGUMENT, "not a kp_qformat",
+                "unknown format");
+
+    struct gpu_buf sb;
+    int64_t shape[2] = {4, 512};
+    gpu_buf_alloc(&sb, 4 * 512 * 4);
+    kp_tensor src = gpu_tensor(&sb, KP_DTYPE_F32, 2, shape, NULL, 0);
+    expect_fail(kp_quantize(gpu_stream, &q.m, &src), KP_ERR_UNSUPPORTED, "q4_K",
+                "quantize to a K format");
+
+    size_t ws;
+    expect_fail(kp_quantized_matvec_workspace_size(9, 512, &ws), KP_ERR_INVALID_ARGUMENT, "1..8",
+                "batch 9");
+    struct gpu_buf xb, yb;
+    gpu_buf_alloc(&xb, 512 * 4);
+    int64_t xs[1] = {512}, ys[1] = {4};
+    kp_tensor x = gpu_tensor(&xb, KP_DTYPE_F32, 1, xs, NULL, 0);
+    kp_tensor y = dst_matrix(&yb, KP_DTYPE_F32, 1, 4, 0, 0);
+    y.layout.rank = 1;
+    y.layout.shape[0] = ys[0];
+    y.layout.strides[0] = 1;
+    expect_fail(kp_quantized_matvec(gpu_stream, &y, &q.m, &x, NULL), KP_ERR_INVALID_ARGUMENT,
+                "workspace is NULL", "matvec without workspace");
+    struct gpu_buf small;
+    gpu_buf_alloc(&small, 64);
+    expect_fail(kp_quantized_matvec(gpu_stream, &y, &q.m, &x, small.dev), KP_ERR_BUFFER_TOO_SMALL,
+                "workspace holds 64 bytes", "matvec with a small workspace");
+    x.layout.shape[0] = 256;
+    expect_fail(kp_quantized_matvec(gpu_stream, &y, &q.m, &x, small.dev), KP_ERR_INVALID_ARGUMENT,
+                "do not fit w", "matvec shape mismatch");
+
+    /* nothing was written */
+    gpu_buf_download(&db);
+    gpu_buf_download(&yb);
+    unsigned char *none = calloc(db.bytes, 1);
+    check_untouched(&db, none, 4, POISON, "failed dequantize");
+    check_untouched(&yb, none, 4, POISON, "failed matvec");
+    free(none);
+    gpu_buf_free(&small);
+    gpu_buf_free(&yb);
+    gpu_buf_free(&xb);
+    gpu_buf_free(&sb);
+    gpu_buf_free(&db);
+    gpu_buf_free(&q.buf);
+}
+END_TEST
+
+int main(void)
+{
+    int rc = gpu_setup();
+    if (rc)
+        return rc;
+    int nf = (int)kp_qformat_count();
+    Suite *s = suite_create("quantized");
+    TCase *tc = tcase_create("gpu");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_bad_arguments);
+    tcase_add_loop_test(tc, test_dequantize, 0, nf * N_QFLOATS * (int)N_DEQ);
+    tcase_add_loop_test(tc, test_get_rows, 0, nf * N_QFLOATS * 2);
+    tcase_add_loop_test(tc, test_quantize, 0, N_QUANTIZE * N_QFLOATS * 2);
+    tcase_add_loop_test(tc, test_matvec, 0, nf * KP_QMATVEC_MAX_BATCH * (int)N_MV);
+    suite_add_tcase(s, tc);
+    rc = gpu_run_suite(s);
+    gpu_teardown();
+    return rc;
+}
