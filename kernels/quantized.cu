@@ -357,7 +357,11 @@ KP_DEVICE void kp_qmv_quantize_act(const kp_qmv_act_args &a, const T *x, int8_t 
             m.d = kp_qround_half(d);
             m.sum_lo = (int16_t)half;
             m.sum_hi = (int16_t)other;
-            meta[blk] = m;
+            meta[b * KP_QMV_META_STRIDE(blocks_per_row) + cb] = m;
+            if (cb + 1 == blocks_per_row && blocks_per_row % 2) {  // the row's padding entry
+                const kp_qmv_meta zero = {0.0f, 0, 0};
+                meta[b * KP_QMV_META_STRIDE(blocks_per_row) + cb + 1] = zero;
+            }
         }
     }
 }
@@ -373,65 +377,116 @@ KP_QMV_ACT(bf16, kp_bf16)
 
 // ----------------------------------------------------- mat-vec: products
 //
-// A thread block computes KP_QMV_BLOCK / 32 groups x RW rows. Per tile it
-// stages those rows' next ITEMS 32-element items of weights into shared
-// memory with coalesced loads as wide as the alignment allows, then each
-// group decodes its rows' items from there (lane l: items l, l + 32, ...),
-// reuses each decoded item for every batch row, and adds its integer dot
-// products, scaled, into registers. A shuffle reduction per group ends it.
-template <int B> struct kp_qmv_shape {
-    static constexpr int rows_per_group = B <= 2 ? 2 : 4;
-    static constexpr int items = KP_QMV_ITEMS(B);
-    static constexpr int rows = KP_QMV_BLOCK / KP_QMV_GROUP * rows_per_group;
+// A thread block computes KP_QMV_ROWS weight rows against every batch row,
+// walking the columns in tiles of KP_QMV_ITEMS 32-element items: thread t
+// takes item t of each tile, for all the block's rows. The tile's weight
+// bytes arrive with coalesced 16-byte loads and go through shared memory
+// (items are 18, 22, ... bytes, so a thread's own loads would be neither
+// aligned nor coalesced); its activations come straight from the
+// workspace. Everything for tile t + 1 is loaded into registers before
+// tile t is computed, so those loads are in flight during the arithmetic.
+// Each item is decoded once per row and used for every batch row with
+// integer dot products; the f32 sums are reduced across the block at the
+// end of each row group.
+template <typename D, int B> struct kp_qmv_shape {
+    static constexpr int tile_bytes = KP_QMV_ITEMS / D::items * D::bytes;  // per row
+    static constexpr int w_chunks = KP_QMV_ROWS * tile_bytes / 16;
+    static constexpr int w_per_thread = (w_chunks + KP_QMV_BLOCK - 1) / KP_QMV_BLOCK;
+    static_assert(tile_bytes % 16 == 0, "tiles are whole 16-byte pieces of a row");
 };
 
-template <int V> struct kp_qmv_chunk;
-template <> struct kp_qmv_chunk<16> { typedef uint4 type; };
-template <> struct kp_qmv_chunk<8> { typedef uint2 type; };
-template <> struct kp_qmv_chunk<4> { typedef uint32_t type; };
-template <> struct kp_qmv_chunk<2> { typedef uint16_t type; };
-
-// Copies nrows rows of nbytes (even) from src (rows `stride` bytes apart)
-// to tile (rows `pitch` bytes apart) in V-byte pieces, four in flight per
-// thread; a tail of fewer than V bytes per row goes in 2-byte pieces.
-template <int V>
-KP_DEVICE void kp_qmv_stage(uint8_t *tile, int pitch, const uint8_t *src, kp_idx stride, int nrows,
-                            int nbytes) {
-    typedef typename kp_qmv_chunk<V>::type C;
-    const int per_row = nbytes / V, total = nrows * per_row;
-    for (int c0 = threadIdx.x; c0 < total; c0 += 4 * KP_QMV_BLOCK) {
-        C v[4];
+// The first `valid` bytes (even, fewer than 16) at p: a row's last piece of
+// a tile, read in 2-byte loads.
+KP_DEVICE uint4 kp_qmv_load_tail(const uint8_t *p, int valid) {
+    uint32_t w[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int c = c0 + u * KP_QMV_BLOCK;
-            if (c < total) {
-                const int r = c / per_row, k = c - r * per_row;
-                v[u] = *(const C *)(src + r * stride + (kp_idx)k * V);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int c = c0 + u * KP_QMV_BLOCK;
-            if (c < total) {
-                const int r = c / per_row, k = c - r * per_row;
-                *(C *)(tile + r * pitch + k * V) = v[u];
-            }
-        }
+    for (int k = 0; k < 4; k++) {
+        const uint32_t lo = 4 * k < valid ? *(const uint16_t *)(p + 4 * k) : 0u;
+        const uint32_t hi = 4 * k + 2 < valid ? *(const uint16_t *)(p + 4 * k + 2) : 0u;
+        w[k] = lo | hi << 16;
     }
-    const int tail = (nbytes - per_row * V) / 2;
-    for (int c = threadIdx.x; c < nrows * tail; c += KP_QMV_BLOCK) {
-        const int r = c / tail, k = per_row * V + 2 * (c - r * tail);
-        *(uint16_t *)(tile + r * pitch + k) = *(const uint16_t *)(src + r * stride + k);
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// One tile's sources, and what this thread loaded of it.
+struct kp_qmv_tile {
+    const uint8_t *w;       // row r0's first byte of the tile
+    int w_bytes;            // bytes per row in this tile
+    int item;               // this thread's item (column / 32), or -1
+};
+
+// The activations of one item for every batch row.
+template <int B> struct kp_qmv_act {
+    uint4 qs[B][2];
+    kp_qmv_meta meta[B];
+};
+
+template <int B>
+KP_DEVICE void kp_qmv_load_act(const kp_qmv_args &a, const int8_t *act_qs, const kp_qmv_meta *act_meta,
+                               kp_idx meta_stride, int item, kp_qmv_act<B> &v) {
+    const uint4 *q = (const uint4 *)act_qs + 2 * (kp_idx)item;
+    const kp_qmv_meta *m = act_meta + item;
+    const kp_idx q_step = (kp_idx)a.cols / 16;
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        if (b < a.batch) {
+            v.qs[b][0] = q[b * q_step];
+            v.qs[b][1] = q[b * q_step + 1];
+            v.meta[b] = m[b * meta_stride];
+        }
     }
 }
 
-KP_DEVICE void kp_qmv_stage_any(int vector, uint8_t *tile, int pitch, const uint8_t *src,
-                                kp_idx stride, int nrows, int nbytes) {
-    switch (vector) {
-    case 16: kp_qmv_stage<16>(tile, pitch, src, stride, nrows, nbytes); break;
-    case 8: kp_qmv_stage<8>(tile, pitch, src, stride, nrows, nbytes); break;
-    case 4: kp_qmv_stage<4>(tile, pitch, src, stride, nrows, nbytes); break;
-    default: kp_qmv_stage<2>(tile, pitch, src, stride, nrows, nbytes); break;
+// Activations are prefetched with the weights for small batches; for
+// larger ones they would take too many registers, and are loaded when the
+// tile is computed.
+template <int B> struct kp_qmv_prefetch_act { static constexpr bool value = B <= 2; };
+
+template <typename S, int B> struct kp_qmv_regs {
+    uint4 w[S::w_per_thread];
+    kp_qmv_act<kp_qmv_prefetch_act<B>::value ? B : 1> act;
+};
+
+template <typename S, int B>
+KP_DEVICE void kp_qmv_fetch(const kp_qmv_args &a, const kp_qmv_tile &t, int nrows, kp_idx w_stride,
+                            const int8_t *act_qs, const kp_qmv_meta *act_meta, kp_idx meta_stride,
+                            kp_qmv_regs<S, B> &v) {
+    constexpr int w_row = S::tile_bytes / 16;
+    if (a.vector == 16) {
+#pragma unroll
+        for (int u = 0; u < S::w_per_thread; u++) {
+            const int c = threadIdx.x + u * KP_QMV_BLOCK, r = c / w_row, k = (c - r * w_row) * 16;
+            if (c < S::w_chunks && r < nrows && k + 16 <= t.w_bytes)
+                v.w[u] = *(const uint4 *)(t.w + r * w_stride + k);
+        }
+    }
+    if (kp_qmv_prefetch_act<B>::value && t.item >= 0)
+        kp_qmv_load_act(a, act_qs, act_meta, meta_stride, t.item, v.act);
+}
+
+// Puts a tile's weights into shared memory: what kp_qmv_fetch loaded, or,
+// for weights not 16-byte aligned, a copy in 2-byte pieces made here.
+template <typename S, int B>
+KP_DEVICE void kp_qmv_put(uint8_t *tile, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
+                          kp_idx w_stride, const kp_qmv_regs<S, B> &v) {
+    if (a.vector == 16) {
+#pragma unroll
+        for (int u = 0; u < S::w_per_thread; u++) {
+            const int c = threadIdx.x + u * KP_QMV_BLOCK;
+            if (c < S::w_chunks) ((uint4 *)tile)[c] = v.w[u];
+        }
+        // A row's last piece of under 16 bytes (a short last tile) is read here.
+        const int done = t.w_bytes / 16 * 16;
+        if (done < t.w_bytes && (int)threadIdx.x < nrows)
+            *(uint4 *)(tile + threadIdx.x * S::tile_bytes + done) =
+                kp_qmv_load_tail(t.w + threadIdx.x * w_stride + done, t.w_bytes - done);
+    } else {
+        const int halves = t.w_bytes / 2;
+#pragma unroll 1
+        for (int i = threadIdx.x; i < nrows * halves; i += KP_QMV_BLOCK) {
+            const int r = i / halves, k = 2 * (i - r * halves);
+            *(uint16_t *)(tile + r * S::tile_bytes + k) = *(const uint16_t *)(t.w + r * w_stride + k);
+        }
     }
 }
 
@@ -440,6 +495,10 @@ KP_DEVICE void kp_qmv_stage_any(int vector, uint8_t *tile, int pitch, const uint
 template <typename D>
 KP_DEVICE float kp_qmv_item_dot(const kp_qitem &w, int dot_lo, int dot_hi, const kp_qmv_meta &m) {
     float v;
+    if (D::bias) {  // exact: sum((q - bias) * a) = sum(q * a) - bias * sum(a)
+        dot_lo -= D::bias * m.sum_lo;
+        dot_hi -= D::bias * m.sum_hi;
+    }
     if (D::split) {
         v = w.scale_lo * (float)dot_lo + w.scale_hi * (float)dot_hi;
         if (D::has_offset)
@@ -465,79 +524,90 @@ template <int F, int B>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
-    typedef kp_qmv_shape<B> S;
-    constexpr int RW = S::rows_per_group, IPL = S::items / KP_QMV_GROUP;
-    constexpr int tile_bytes = S::items / D::items * D::bytes, pitch = (tile_bytes + 15) / 16 * 16;
-    __shared__ __align__(16) uint8_t tile[S::rows * pitch];
-    const int group = threadIdx.x / KP_QMV_GROUP, lane = threadIdx.x % KP_QMV_GROUP;
-    const kp_idx items_per_row = (kp_idx)a.cols / 32;
-    for (kp_idx r0 = (kp_idx)blockIdx.x * S::rows; r0 < (kp_idx)a.rows;
-         r0 += (kp_idx)gridDim.x * S::rows) {
-        const int nrows = (kp_idx)a.rows - r0 < (kp_idx)S::rows ? (int)((kp_idx)a.rows - r0) : S::rows;
-        float acc[RW][B];
+    typedef kp_qmv_shape<D, B> S;
+    constexpr int R = KP_QMV_ROWS, WAVES = KP_QMV_BLOCK / 32;
+    __shared__ __align__(16) uint8_t tile[R * S::tile_bytes + 16];  // + the slack kp_qld_run reads
+    __shared__ float partial[WAVES][R * B];
+    const kp_idx items_per_row = (kp_idx)a.cols / 32, w_stride = (kp_idx)a.w_row_stride;
+    const kp_idx meta_stride = KP_QMV_META_STRIDE(items_per_row);
+    const kp_idx tiles = (items_per_row + KP_QMV_ITEMS - 1) / KP_QMV_ITEMS;
+    auto tile_at = [&](kp_idx r0, kp_idx t) {
+        const kp_idx i0 = t * KP_QMV_ITEMS;
+        const int n = items_per_row - i0 < (kp_idx)KP_QMV_ITEMS ? (int)(items_per_row - i0) : KP_QMV_ITEMS;
+        kp_qmv_tile s;
+        s.w = w + r0 * w_stride + i0 / D::items * D::bytes;
+        s.w_bytes = n / D::items * D::bytes;
+        s.item = (int)threadIdx.x < n ? (int)(i0 + threadIdx.x) : -1;
+        return s;
+    };
+    for (kp_idx r0 = (kp_idx)blockIdx.x * R; r0 < (kp_idx)a.rows; r0 += (kp_idx)gridDim.x * R) {
+        const int nrows = (kp_idx)a.rows - r0 < (kp_idx)R ? (int)((kp_idx)a.rows - r0) : R;
+        float acc[R][B];
 #pragma unroll
-        for (int k = 0; k < RW; k++)
+        for (int k = 0; k < R; k++)
 #pragma unroll
             for (int b = 0; b < B; b++) acc[k][b] = 0.0f;
-        for (kp_idx i0 = 0; i0 < items_per_row; i0 += S::items) {
-            const int nitems = items_per_row - i0 < (kp_idx)S::items ? (int)(items_per_row - i0) : S::items;
+        kp_qmv_regs<S, B> v;
+        kp_qmv_tile cur = tile_at(r0, 0);
+        if (tiles)
+            kp_qmv_fetch<S, B>(a, cur, nrows, w_stride, act_qs, act_meta, meta_stride, v);
+        for (kp_idx t = 0; t < tiles; t++) {
             __syncthreads();  // the previous tile is consumed
-            kp_qmv_stage_any(a.vector, tile, pitch,
-                             w + r0 * (kp_idx)a.w_row_stride + i0 / D::items * D::bytes,
-                             (kp_idx)a.w_row_stride, nrows, nitems / D::items * D::bytes);
+            kp_qmv_put<S, B>(tile, a, cur, nrows, w_stride, v);
             __syncthreads();
+            const int item = cur.item;
+            kp_qmv_act<B> act;
+            if (kp_qmv_prefetch_act<B>::value)
+                act = *(const kp_qmv_act<B> *)&v.act;
+            if (t + 1 < tiles) {
+                cur = tile_at(r0, t + 1);
+                kp_qmv_fetch<S, B>(a, cur, nrows, w_stride, act_qs, act_meta, meta_stride, v);
+            }
+            if (item < 0) continue;
+            if (!kp_qmv_prefetch_act<B>::value)
+                kp_qmv_load_act(a, act_qs, act_meta, meta_stride, item, act);
+            const int it = item % KP_QMV_ITEMS;
 #pragma unroll
-            for (int m = 0; m < IPL; m++) {
-                const int it = lane + KP_QMV_GROUP * m;
-                if (it >= nitems) break;
-                kp_qitem wi[RW];
-#pragma unroll
-                for (int k = 0; k < RW; k++) {
-                    const int row = group * RW + k;
-                    if (row < nrows)
-                        D::item(tile + row * pitch + it / D::items * D::bytes, it % D::items, wi[k]);
-                }
-                const kp_idx item = i0 + it;
+            for (int k = 0; k < R; k++) {
+                if (k >= nrows) continue;
+                kp_qitem wi;
+                D::item(tile + k * S::tile_bytes + it / D::items * D::bytes, it % D::items, wi);
 #pragma unroll
                 for (int b = 0; b < B; b++) {
-                    if (b >= a.batch) break;
-                    const uint4 *aq = (const uint4 *)(act_qs + ((kp_idx)b * items_per_row + item) * 32);
-                    const uint4 a0 = aq[0], a1 = aq[1];
-                    const kp_qmv_meta meta = act_meta[(kp_idx)b * items_per_row + item];
-#pragma unroll
-                    for (int k = 0; k < RW; k++) {
-                        if (group * RW + k >= nrows) break;
-                        int lo = kp_dp4a(wi[k].q[0], (int)a0.x, 0);
-                        lo = kp_dp4a(wi[k].q[1], (int)a0.y, lo);
-                        lo = kp_dp4a(wi[k].q[2], (int)a0.z, lo);
-                        lo = kp_dp4a(wi[k].q[3], (int)a0.w, lo);
-                        int hi = kp_dp4a(wi[k].q[4], (int)a1.x, 0);
-                        hi = kp_dp4a(wi[k].q[5], (int)a1.y, hi);
-                        hi = kp_dp4a(wi[k].q[6], (int)a1.z, hi);
-                        hi = kp_dp4a(wi[k].q[7], (int)a1.w, hi);
-                        acc[k][b] += kp_qmv_item_dot<D>(wi[k], lo, hi, meta);
-                    }
+                    if (b >= a.batch) continue;
+                    int lo = kp_dp4a(wi.q[0], (int)act.qs[b][0].x, 0);
+                    lo = kp_dp4a(wi.q[1], (int)act.qs[b][0].y, lo);
+                    lo = kp_dp4a(wi.q[2], (int)act.qs[b][0].z, lo);
+                    lo = kp_dp4a(wi.q[3], (int)act.qs[b][0].w, lo);
+                    int hi = kp_dp4a(wi.q[4], (int)act.qs[b][1].x, 0);
+                    hi = kp_dp4a(wi.q[5], (int)act.qs[b][1].y, hi);
+                    hi = kp_dp4a(wi.q[6], (int)act.qs[b][1].z, hi);
+                    hi = kp_dp4a(wi.q[7], (int)act.qs[b][1].w, hi);
+                    acc[k][b] += kp_qmv_item_dot<D>(wi, lo, hi, act.meta[b]);
                 }
             }
         }
+        // Sums over the block: within each group of 32 threads, then of the groups.
 #pragma unroll
-        for (int k = 0; k < RW; k++)
+        for (int k = 0; k < R; k++)
 #pragma unroll
-            for (int b = 0; b < B; b++)
+            for (int b = 0; b < B; b++) {
 #pragma unroll
-                for (int m = 1; m < KP_QMV_GROUP; m <<= 1)
-                    acc[k][b] += kp_shfl_xor(acc[k][b], m, KP_QMV_GROUP);
+                for (int m = 1; m < 32; m <<= 1) acc[k][b] += kp_shfl_xor(acc[k][b], m, 32);
+                if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][k * B + b] = acc[k][b];
+            }
+        __syncthreads();
+        if ((int)threadIdx.x < R * B) {
+            const int k = threadIdx.x / B, b = threadIdx.x % B;
+            float sum = 0.0f;
 #pragma unroll
-        for (int k = 0; k < RW; k++) {
-            const int row = group * RW + k;
-#pragma unroll
-            for (int b = 0; b < B; b++)
-                if (lane == (k * B + b) % KP_QMV_GROUP && row < nrows && b < a.batch)
-                    kp_qmv_store(dst, a.dst_dtype,
-                                 (kp_idx)b * (kp_idx)a.dst_batch_stride +
-                                     (r0 + row) * (kp_idx)a.dst_row_stride,
-                                 acc[k][b]);
+            for (int g = 0; g < WAVES; g++) sum += partial[g][threadIdx.x];
+            if (k < nrows && b < a.batch)
+                kp_qmv_store(dst, a.dst_dtype,
+                             (kp_idx)b * (kp_idx)a.dst_batch_stride + (r0 + k) * (kp_idx)a.dst_row_stride,
+                             sum);
         }
+        __syncthreads();  // partial is read before the next row group writes it
     }
 }
 

@@ -6,7 +6,12 @@
  * name, a variant name, the dtypes it accepts, its inputs and output, and its
  * byte count (bytes_elementwise fits ops that read each input once and write
  * each output element once). The harness allocates, fills with random
- * non-zero data, times and reports every (case, dtype) pair. */
+ * non-zero data, times and reports every (case, dtype) pair.
+ *
+ * Cases that need shapes or buffers of their own (the quantized module's)
+ * live in small per-module files (bench_<module>.c) exposing a bench_table
+ * (bench.h), listed in `tables[]` below; they use the same timing, copy
+ * reference and report. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,14 +22,13 @@
 
 #include <kernelpack/kernelpack.h>
 
+#include "bench.h"
+
 #define MAX_INPUTS 3
-#define INPUT_SETS 2          /* inputs alternate between this many buffer sets */
 #define SAME 0                /* in a case row: the case's own dtype */
 #define FIXED(dtype) ((dtype) + 1)  /* in a case row: always this dtype */
-#define DT(dtype) (1u << (dtype))
 #define ALL_DTYPES (DT(KP_DTYPE_COUNT) - 1u)
 #define EXIT_SKIP 77          /* meson's "skipped" */
-#define MAX_COPY_SIZES 64     /* copy reference times kept for reuse */
 
 /* What a run function works on: contiguous 1-D tensors of the case's sizes. */
 struct bench_io {
@@ -390,15 +394,11 @@ static const struct bench_case cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-/* ---- options */
+/* Module tables (bench.h): cases with fixed shapes, after the ones above. */
+static const struct bench_table *const tables[] = {&bench_quantized_table};
+#define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 
-struct options {
-    bool ops[N_CASES];        /* selected case rows */
-    unsigned dtypes;          /* DT() bits */
-    uint64_t elements;
-    int iters, warmup;
-    bool json;
-};
+/* ---- options */
 
 static void usage(FILE *f)
 {
@@ -409,13 +409,23 @@ static void usage(FILE *f)
             "written per second) with kp_memcpy_d2d moving the same bytes in the same run.\n"
             "Also reports cold and warm module load times.\n"
             "  --ops a,b       ops to run (default: all; --list shows them)\n"
-            "  --dtypes a,b    case dtypes (default: f32,f16,bf16; for cast, the source)\n"
+            "  --dtypes a,b    case dtypes (default: f32,f16,bf16; for cast, the source; for\n"
+            "                  the quantized cases, the float side: see below)\n"
             "  --elements N    elements per tensor (default 268435456 = 2^28; suffixes k, M, G\n"
             "                  multiply by 2^10, 2^20, 2^30)\n"
             "  --iters N       timed runs per case, the median is reported (default 20)\n"
             "  --warmup N      untimed runs first (default 3)\n"
             "  --json          print the results as JSON\n"
             "  --list          list the cases and their dtypes, then exit\n"
+            "Quantized cases (qmatvec, dequantize, quantize, get_rows) run on fixed model\n"
+            "shapes whatever --elements says: the variant names the format, the weight matrix\n"
+            "(rows x cols) and for qmatvec the batch; the dtype column is the float side (x\n"
+            "and dst of qmatvec, dst of dequantize and get_rows, src of quantize), which is\n"
+            "what --dtypes selects. qmatvec's bytes are the weight bytes alone (the JSON's\n"
+            "total_bytes adds x and dst); the others count everything read and written. The\n"
+            "side read rotates through copies of 512 MB in all, or one per run if fewer\n"
+            "(get_rows: sets of ids naming disjoint rows), so no run finds it in the cache;\n"
+            "the sets column counts them.\n"
             "Exit status: 0 all cases ran, 1 a case failed, 2 bad usage, 77 no GPU.\n");
 }
 
@@ -455,18 +465,49 @@ static bool parse_dtypes(const char *list, unsigned *out)
     return *out != 0;
 }
 
-static bool parse_ops(const char *list, bool *selected)
+static bool op_exists(const char *op)
+{
+    for (size_t c = 0; c < N_CASES; c++)
+        if (strcmp(op, cases[c].op) == 0)
+            return true;
+    for (size_t t = 0; t < N_TABLES; t++) {
+        for (size_t i = 0; i < tables[t]->count(); i++) {
+            struct bench_entry e;
+            tables[t]->describe(i, &e);
+            if (strcmp(op, e.op) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether --ops (as parse_ops checked it) names `op`. */
+static bool op_selected(const struct options *o, const char *op)
+{
+    if (!o->ops)
+        return true;
+    size_t len = strlen(op);
+    for (const char *p = o->ops; *p;) {
+        size_t tok = strcspn(p, ",");
+        if (tok == len && strncmp(p, op, len) == 0)
+            return true;
+        p += tok + (p[tok] == ',');
+    }
+    return false;
+}
+
+static bool parse_ops(const char *list, const char **selected)
 {
     char buf[256];
+    if (strlen(list) >= sizeof(buf)) {
+        fprintf(stderr, "kp-bench: --ops list too long\n");
+        return false;
+    }
     snprintf(buf, sizeof(buf), "%s", list);
-    memset(selected, 0, N_CASES * sizeof(*selected));
+    *selected = list;
     int count = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        bool found = false;
-        for (size_t c = 0; c < N_CASES; c++)
-            if (strcmp(tok, cases[c].op) == 0)
-                found = selected[c] = true;
-        if (!found) {
+        if (!op_exists(tok)) {
             fprintf(stderr, "kp-bench: unknown op '%s'; --list shows the ops\n", tok);
             return false;
         }
@@ -477,21 +518,27 @@ static bool parse_ops(const char *list, bool *selected)
 
 static void list_cases(void)
 {
-    printf("%-8s %-12s %s\n", "op", "variant", "dtypes");
+    printf("%-12s %-24s %s\n", "op", "variant", "dtypes");
     for (size_t c = 0; c < N_CASES; c++) {
-        printf("%-8s %-12s", cases[c].op, cases[c].variant);
+        printf("%-12s %-24s", cases[c].op, cases[c].variant);
         for (int d = 0; d < KP_DTYPE_COUNT; d++)
             if (cases[c].dtypes & DT(d))
                 printf(" %s", kp_dtype_name((kp_dtype)d));
         printf("\n");
+    }
+    for (size_t t = 0; t < N_TABLES; t++) {
+        for (size_t i = 0; i < tables[t]->count(); i++) {
+            struct bench_entry e;
+            tables[t]->describe(i, &e);
+            printf("%-12s %-24s %s\n", e.op, e.variant, kp_dtype_name(e.dtype));
+        }
     }
 }
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    for (size_t c = 0; c < N_CASES; c++)
-        o->ops[c] = true;
+    o->ops = NULL;
     o->dtypes = DT(KP_DTYPE_F32) | DT(KP_DTYPE_F16) | DT(KP_DTYPE_BF16);
     o->elements = 1ull << 28;
     o->iters = 20;
@@ -512,7 +559,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         bool ok = v != NULL;
         if (strcmp(a, "--ops") == 0) {
-            ok = ok && parse_ops(v, o->ops);
+            ok = ok && parse_ops(v, &o->ops);
         } else if (strcmp(a, "--dtypes") == 0) {
             ok = ok && parse_dtypes(v, &o->dtypes);
         } else if (strcmp(a, "--elements") == 0) {
@@ -540,34 +587,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 /* ---- device state and measurements */
 
-struct bench {
-    const struct options *opt;
-    kp_device *dev;
-    kp_stream *stream;
-    kp_event **start, **end;  /* one pair per timed run */
-    float *ms;
-    void *chunk;              /* host staging for random data */
-    size_t chunk_bytes;
-    uint64_t rng;
-    int copies;               /* copy reference times measured so far */
-    uint64_t copy_bytes[MAX_COPY_SIZES];
-    double copy_ms[MAX_COPY_SIZES];
-};
-
 struct module_time {
     const char *name;
     double cold_ms, warm_ms;
     kp_status status;
-};
-
-struct result {
-    const struct bench_case *c;
-    kp_dtype dtype, out_dtype;
-    uint64_t bytes;
-    double ms, copy_ms;
-    int sets;                 /* input buffer sets the runs alternated between */
-    kp_status status;
-    char error[256];
 };
 
 static double now_ms(void)
@@ -577,7 +600,7 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static uint64_t next_random(struct bench *b)
+uint64_t next_random(struct bench *b)
 {
     uint64_t x = b->rng;
     x ^= x << 13;
@@ -620,7 +643,7 @@ static void random_element(struct bench *b, kp_dtype dtype, void *out)
 
 /* Fills a buffer with random non-zero elements of `dtype` (a staging chunk
  * of fresh values, uploaded as often as the buffer needs). */
-static kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype)
+kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype)
 {
     size_t es = kp_dtype_size(dtype), size = kp_buffer_size(buf);
     for (size_t i = 0; i < b->chunk_bytes / es; i++)
@@ -639,12 +662,9 @@ static int compare_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Something to time: run number i of a measurement. */
-typedef kp_status (*timed_fn)(void *ctx, int i);
-
 /* Median milliseconds of opt->iters runs after opt->warmup, each between
  * its own pair of events. */
-static kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms)
+kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms)
 {
     kp_status st = KP_OK;
     for (int i = 0; st == KP_OK && i < b->opt->warmup; i++)
@@ -686,7 +706,7 @@ static kp_status run_memcpy(void *ctx, int i)
 }
 
 /* Measured once per byte count (cases that move the same bytes share it). */
-static kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
+kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
 {
     for (int i = 0; i < b->copies; i++) {
         if (b->copy_bytes[i] == bytes) {
@@ -723,6 +743,13 @@ static kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
     return st;
 }
 
+void result_fail(struct result *r, const char *what, kp_status st)
+{
+    r->status = st;
+    snprintf(r->error, sizeof(r->error), "%s%s%s: %s", what ? what : "", what ? ": " : "",
+             kp_status_string(st), kp_last_error_message());
+}
+
 /* ---- one case */
 
 struct case_ctx {
@@ -750,14 +777,15 @@ static void bench_case(struct bench *b, const struct bench_case *c, kp_dtype dty
 {
     const uint64_t n = b->opt->elements, n_out = output_elements(c, n);
     memset(r, 0, sizeof(*r));
-    r->c = c;
+    r->op = c->op;
+    snprintf(r->variant, sizeof(r->variant), "%s", c->variant);
     r->dtype = dtype;
     r->out_dtype = output_dtype(c, dtype);
+    r->elements = n;
     r->bytes = c->bytes(c, dtype, n);
-    r->status = measure_copy(b, r->bytes, &r->copy_ms);
-    if (r->status != KP_OK) {
-        snprintf(r->error, sizeof(r->error), "copy reference: %s: %s", kp_status_string(r->status),
-                 kp_last_error_message());
+    kp_status cst = measure_copy(b, r->bytes, &r->copy_ms);
+    if (cst != KP_OK) {
+        result_fail(r, "copy reference", cst);
         return;
     }
 
@@ -793,8 +821,7 @@ static void bench_case(struct bench *b, const struct bench_case *c, kp_dtype dty
     if (st == KP_OK)
         st = time_runs(b, run_case_once, &cc, &r->ms);
     if (st != KP_OK)
-        snprintf(r->error, sizeof(r->error), "%s: %s", kp_status_string(st), kp_last_error_message());
-    r->status = st;
+        result_fail(r, NULL, st);
     r->sets = cc.sets;
     for (int s = 0; s < INPUT_SETS; s++)
         for (int k = 0; k < MAX_INPUTS; k++)
@@ -868,7 +895,10 @@ static void print_header(const struct bench *b, const kp_device_info *info)
         printf("note: tensors this small may stay in the GPU's cache; the default --elements\n"
                "measures memory bandwidth.\n");
     printf("GB/s = bytes read + written / median time. copy GB/s: kp_memcpy_d2d moving the same\n"
-           "bytes in this run. %% copy = GB/s / copy GB/s.\n\n");
+           "bytes in this run. %% copy = GB/s / copy GB/s.\n"
+           "Quantized cases: fixed shapes (elements = the matrix's, get_rows: those gathered),\n"
+           "dtype = the float side, sets = copies rotated through; qmatvec counts the weight\n"
+           "bytes alone (--help says more).\n\n");
 }
 
 static void print_modules_text(const struct module_time *t, size_t count)
@@ -882,16 +912,16 @@ static void print_modules_text(const struct module_time *t, size_t count)
         else
             printf("  %-10s %10.3f %10.3f\n", t[m].name, t[m].cold_ms, t[m].warm_ms);
     }
-    printf("\n%-8s %-12s %-10s %12s %10s %9s %10s %7s %5s\n", "op", "variant", "dtype", "elements",
+    printf("\n%-12s %-24s %-10s %12s %10s %9s %10s %7s %5s\n", "op", "variant", "dtype", "elements",
            "time ms", "GB/s", "copy GB/s", "% copy", "sets");
     fflush(stdout);
 }
 
-static void print_result_text(const struct result *r, uint64_t elements)
+static void print_result_text(const struct result *r)
 {
     char dt[32];
     dtype_label(r, dt, sizeof(dt));
-    printf("%-8s %-12s %-10s %12llu ", r->c->op, r->c->variant, dt, (unsigned long long)elements);
+    printf("%-12s %-24s %-10s %12llu ", r->op, r->variant, dt, (unsigned long long)r->elements);
     if (r->status != KP_OK) {
         printf("FAILED: %s\n", r->error);
     } else {
@@ -917,7 +947,9 @@ static void print_json(const struct bench *b, const kp_device_info *info, const 
            (unsigned long long)info->total_memory);
     printf("  \"settings\": {\"elements\": %llu, \"iters\": %d, \"warmup\": %d, \"input_sets\": %d, "
            "\"time\": \"median\", \"bytes\": \"read + written\", "
-           "\"copy\": \"kp_memcpy_d2d moving the same bytes\"},\n",
+           "\"copy\": \"kp_memcpy_d2d moving the same bytes\", "
+           "\"quantized\": \"fixed shapes; dtype = the float side; qmatvec bytes = weight bytes, "
+           "total_bytes adds x and dst\"},\n",
            (unsigned long long)o->elements, o->iters, o->warmup, INPUT_SETS);
     printf("  \"module_load_ms\": [");
     for (size_t m = 0; m < modules; m++) {
@@ -934,15 +966,21 @@ static void print_json(const struct bench *b, const kp_device_info *info, const 
     printf("\n  ],\n  \"cases\": [");
     for (size_t i = 0; i < results; i++) {
         printf("%s\n    {\"op\": ", i ? "," : "");
-        print_json_string(r[i].c->op);
+        print_json_string(r[i].op);
         printf(", \"variant\": ");
-        print_json_string(r[i].c->variant);
+        print_json_string(r[i].variant);
+        if (r[i].format) {
+            printf(", \"format\": ");
+            print_json_string(r[i].format);
+        }
         printf(", \"dtype\": ");
         print_json_string(kp_dtype_name(r[i].dtype));
         printf(", \"out_dtype\": ");
         print_json_string(kp_dtype_name(r[i].out_dtype));
-        printf(", \"elements\": %llu, \"bytes\": %llu", (unsigned long long)o->elements,
+        printf(", \"elements\": %llu, \"bytes\": %llu", (unsigned long long)r[i].elements,
                (unsigned long long)r[i].bytes);
+        if (r[i].total_bytes)
+            printf(", \"total_bytes\": %llu", (unsigned long long)r[i].total_bytes);
         if (r[i].status != KP_OK) {
             printf(", \"error\": ");
             print_json_string(r[i].error);
@@ -1020,7 +1058,10 @@ int main(int argc, char **argv)
     if (st != KP_OK)
         return fail_setup("creating the stream and events", st);
 
-    struct result *results = calloc(N_CASES * KP_DTYPE_COUNT, sizeof(*results));
+    size_t max_results = N_CASES * KP_DTYPE_COUNT;
+    for (size_t t = 0; t < N_TABLES; t++)
+        max_results += tables[t]->count();
+    struct result *results = calloc(max_results, sizeof(*results));
     if (!results)
         return fail_setup("out of host memory", KP_ERR_OUT_OF_MEMORY);
     size_t nres = 0;
@@ -1030,13 +1071,26 @@ int main(int argc, char **argv)
     }
     for (size_t c = 0; c < N_CASES; c++) {
         for (int d = 0; d < KP_DTYPE_COUNT; d++) {
-            if (!opt.ops[c] || !(opt.dtypes & cases[c].dtypes & DT(d)))
+            if (!op_selected(&opt, cases[c].op) || !(opt.dtypes & cases[c].dtypes & DT(d)))
                 continue;
             struct result *r = &results[nres++];
             bench_case(&b, &cases[c], (kp_dtype)d, r);
             failed |= r->status != KP_OK;
             if (!opt.json)
-                print_result_text(r, opt.elements);
+                print_result_text(r);
+        }
+    }
+    for (size_t t = 0; t < N_TABLES; t++) {
+        for (size_t i = 0; i < tables[t]->count(); i++) {
+            struct bench_entry e;
+            tables[t]->describe(i, &e);
+            if (!op_selected(&opt, e.op) || !(opt.dtypes & DT(e.dtype)))
+                continue;
+            struct result *r = &results[nres++];
+            tables[t]->run(&b, i, r);
+            failed |= r->status != KP_OK;
+            if (!opt.json)
+                print_result_text(r);
         }
     }
     if (opt.json)

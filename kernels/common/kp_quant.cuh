@@ -30,13 +30,27 @@ template <int A> KP_DEVICE uint32_t kp_qld32(const uint8_t *p) {
     return (uint32_t)h[0] | ((uint32_t)h[1] << 16);
 }
 
+// N consecutive 32-bit words from p, aligned to A (2 or 4) bytes. For A = 2
+// the N + 1 aligned words around them are read and shifted into place
+// (fewer loads than 2-byte pieces): up to 4 bytes past the end are read, so
+// callers keep that much slack after the data (the mat-vec's tile does).
+template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w) {
+    if (A >= 4) {
+#pragma unroll
+        for (int k = 0; k < N; k++) w[k] = *(const uint32_t *)(p + 4 * k);
+        return;
+    }
+    const uint32_t *base = (const uint32_t *)((uintptr_t)p & ~(uintptr_t)3);
+    const int off = (int)((uintptr_t)p & 2) * 8;
+    uint32_t u[N + 1];
+#pragma unroll
+    for (int k = 0; k <= N; k++) u[k] = base[k];
+#pragma unroll
+    for (int k = 0; k < N; k++) w[k] = (uint32_t)((((uint64_t)u[k + 1] << 32) | u[k]) >> off);
+}
+
 // Byte k of v, as an unsigned value.
 KP_DEVICE int kp_qbyte(uint32_t v, int k) { return (int)((v >> (8 * k)) & 0xffu); }
-
-// Each byte b (b <= 127) of v becomes the signed byte b - k, for k < 128.
-KP_DEVICE int kp_qsub_bytes(uint32_t v, uint32_t k) {
-    return (int)((((v | 0x80808080u) - k * 0x01010101u)) ^ 0x80808080u);
-}
 
 // Bits 0..3 of x to bit 4 of bytes 0..3.
 KP_DEVICE uint32_t kp_qspread4(uint32_t x) {
@@ -92,10 +106,12 @@ KP_DEVICE int kp_dp4a(int a, int b, int c) {
 
 // ---------------------------------------------------------------------------
 // One 32-element sub-block ("item") in the form the mat-vec consumes:
-//   w[e] = scale(e) * q[e] + offset(e)     for e = 0..31,
-// q as 32 signed bytes in 8 ints (element e in byte e%4 of q[e/4]); scale
-// and offset per 16 elements (lo: e < 16, hi: e >= 16). Formats whose
-// scale and offset cover all 32 set lo == hi.
+//   w[e] = scale(e) * (q[e] - bias) + offset(e)     for e = 0..31,
+// q as 32 bytes in 8 ints (element e in byte e%4 of q[e/4]), signed for
+// Q8 and IQ4, otherwise unsigned below 128 so a signed dot product reads
+// them right; bias a per-format constant, applied to the integer sums (as
+// bias * sum(a)); scale and offset per 16 elements (lo: e < 16, hi: e >=
+// 16). Formats whose scale and offset cover all 32 set lo == hi.
 struct kp_qitem {
     int q[8];
     float scale_lo, scale_hi;
@@ -107,9 +123,11 @@ template <int F> struct kp_qdecode;
 // The shared half of the 32-element formats with 4-bit nibbles: element j
 // and 16 + j in byte j of qs.
 template <int A> KP_DEVICE void kp_qnibbles(const uint8_t *qs, int lo[4], int hi[4]) {
+    uint32_t w[4];
+    kp_qld_run<A, 4>(qs, w);
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        const uint32_t v = kp_qld32<A>(qs + 4 * k);
+        const uint32_t v = w[k];
         lo[k] = (int)(v & 0x0f0f0f0fu);
         hi[k] = (int)((v >> 4) & 0x0f0f0f0fu);
     }
@@ -118,6 +136,7 @@ template <int A> KP_DEVICE void kp_qnibbles(const uint8_t *qs, int lo[4], int hi
 template <> struct kp_qdecode<KP_QF_Q4_0> {
     static constexpr int elems = 32, bytes = 18, align = 2, items = 1;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 8;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
         const uint8_t *qs = b + 2 + 8 * (g & 1);
@@ -128,8 +147,6 @@ template <> struct kp_qdecode<KP_QF_Q4_0> {
     }
     KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
         kp_qnibbles<align>(b + 2, it.q, it.q + 4);
-#pragma unroll
-        for (int k = 0; k < 8; k++) it.q[k] = kp_qsub_bytes((uint32_t)it.q[k], 8);
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
     }
@@ -138,6 +155,7 @@ template <> struct kp_qdecode<KP_QF_Q4_0> {
 template <> struct kp_qdecode<KP_QF_Q4_1> {
     static constexpr int elems = 32, bytes = 20, align = 4, items = 1;
     static constexpr bool split = false, has_offset = true;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
         const uint8_t *qs = b + 4 + 8 * (g & 1);
@@ -176,6 +194,7 @@ KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, i
 template <> struct kp_qdecode<KP_QF_Q5_0> {
     static constexpr int elems = 32, bytes = 22, align = 2, items = 1;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 16;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
         int q[8];
@@ -185,8 +204,6 @@ template <> struct kp_qdecode<KP_QF_Q5_0> {
     }
     KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
         kp_q5_item<align>(b + 2, b + 6, it.q);
-#pragma unroll
-        for (int k = 0; k < 8; k++) it.q[k] = kp_qsub_bytes((uint32_t)it.q[k], 16);
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
     }
@@ -195,6 +212,7 @@ template <> struct kp_qdecode<KP_QF_Q5_0> {
 template <> struct kp_qdecode<KP_QF_Q5_1> {
     static constexpr int elems = 32, bytes = 24, align = 4, items = 1;
     static constexpr bool split = false, has_offset = true;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
         int q[8];
@@ -212,7 +230,8 @@ template <> struct kp_qdecode<KP_QF_Q5_1> {
 // Formats with 32 int8 q per item: qs at byte `at` of the item.
 template <int A> KP_DEVICE void kp_q8_item(const uint8_t *qs, int *q) {
 #pragma unroll
-    for (int k = 0; k < 8; k++) q[k] = (int)kp_qld32<A>(qs + 4 * k);
+    for (int k = 0; k < 8; k++) q[k] = 0;
+    kp_qld_run<A, 8>(qs, (uint32_t *)q);
 }
 KP_DEVICE void kp_q8_dequant8(const uint8_t *qs, float d, float *y) {
 #pragma unroll
@@ -222,6 +241,7 @@ KP_DEVICE void kp_q8_dequant8(const uint8_t *qs, float d, float *y) {
 template <> struct kp_qdecode<KP_QF_Q8_0> {
     static constexpr int elems = 32, bytes = 34, align = 2, items = 1;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         kp_q8_dequant8(b + 2 + 8 * g, kp_qhalf(b), y);
     }
@@ -235,6 +255,7 @@ template <> struct kp_qdecode<KP_QF_Q8_0> {
 template <> struct kp_qdecode<KP_QF_Q8_1> {
     static constexpr int elems = 32, bytes = 36, align = 4, items = 1;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         kp_q8_dequant8(b + 4 + 8 * g, kp_qhalf(b), y);
     }
@@ -248,6 +269,7 @@ template <> struct kp_qdecode<KP_QF_Q8_1> {
 template <> struct kp_qdecode<KP_QF_Q8_K> {
     static constexpr int elems = 256, bytes = 292, align = 4, items = 8;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         kp_q8_dequant8(b + 4 + 8 * g, *(const float *)b, y);
     }
@@ -261,6 +283,7 @@ template <> struct kp_qdecode<KP_QF_Q8_K> {
 template <> struct kp_qdecode<KP_QF_IQ4_NL> {
     static constexpr int elems = 32, bytes = 18, align = 2, items = 1;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
         const uint8_t *qs = b + 2 + 8 * (g & 1);
@@ -270,9 +293,10 @@ template <> struct kp_qdecode<KP_QF_IQ4_NL> {
             y[i] = kp_qmul(d, (float)kp_qiq4_value((qs[i] >> shift) & 0xf));
     }
     KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
+        uint32_t w[4];
+        kp_qld_run<align, 4>(b + 2, w);
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            kp_qiq4_lookup(kp_qld32<align>(b + 2 + 4 * k), &it.q[k], &it.q[4 + k]);
+        for (int k = 0; k < 4; k++) kp_qiq4_lookup(w[k], &it.q[k], &it.q[4 + k]);
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
     }
@@ -281,6 +305,7 @@ template <> struct kp_qdecode<KP_QF_IQ4_NL> {
 template <> struct kp_qdecode<KP_QF_IQ4_XS> {
     static constexpr int elems = 256, bytes = 136, align = 4, items = 8;
     static constexpr bool split = false, has_offset = false;
+    static constexpr int bias = 0;
     KP_DEVICE static float scale(const uint8_t *b, int s) {
         const int low = (b[4 + s / 2] >> (4 * (s % 2))) & 0xf;
         const int high = (*(const uint16_t *)(b + 2) >> (2 * s)) & 3;
@@ -309,6 +334,7 @@ template <> struct kp_qdecode<KP_QF_IQ4_XS> {
 template <> struct kp_qdecode<KP_QF_Q2_K> {
     static constexpr int elems = 256, bytes = 84, align = 4, items = 8;
     static constexpr bool split = true, has_offset = true;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
         const float d = kp_qhalf(b + 80), dmin = kp_qhalf(b + 82);
@@ -336,6 +362,7 @@ template <> struct kp_qdecode<KP_QF_Q2_K> {
 template <> struct kp_qdecode<KP_QF_Q3_K> {
     static constexpr int elems = 256, bytes = 110, align = 2, items = 8;
     static constexpr bool split = true, has_offset = false;
+    static constexpr int bias = 4;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
         const float d = kp_qhalf(b + 108);
@@ -350,11 +377,14 @@ template <> struct kp_qdecode<KP_QF_Q3_K> {
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
         const int n = s / 4, j = s % 4;
+        uint32_t qw[8], hw[8];
+        kp_qld_run<align, 8>(b + 32 + 32 * n, qw);
+        kp_qld_run<align, 8>(b, hw);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            const uint32_t q2 = (kp_qld32<align>(b + 32 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
-            const uint32_t h = (kp_qld32<align>(b + 4 * k) >> (4 * n + j)) & 0x01010101u;
-            it.q[k] = kp_qsub_bytes(q2 | (h << 2), 4);
+            const uint32_t q2 = (qw[k] >> (2 * j)) & 0x03030303u;
+            const uint32_t h = (hw[k] >> (4 * n + j)) & 0x01010101u;
+            it.q[k] = (int)(q2 | (h << 2));
         }
         const float d = kp_qhalf(b + 108);
         it.scale_lo = kp_qmul(d, (float)kp_q3_k_scale(2 * s, b + 96));
@@ -375,6 +405,7 @@ KP_DEVICE void kp_qk4_scales(const uint8_t *b, int s, float *scale, float *offse
 template <> struct kp_qdecode<KP_QF_Q4_K> {
     static constexpr int elems = 256, bytes = 144, align = 4, items = 8;
     static constexpr bool split = false, has_offset = true;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int e = 8 * g, s = e / 32, l = e % 32;
         float d1, m1;
@@ -400,6 +431,7 @@ template <> struct kp_qdecode<KP_QF_Q4_K> {
 template <> struct kp_qdecode<KP_QF_Q5_K> {
     static constexpr int elems = 256, bytes = 176, align = 4, items = 8;
     static constexpr bool split = false, has_offset = true;
+    static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int e = 8 * g, s = e / 32, l = e % 32;
         float d1, m1;
@@ -432,6 +464,7 @@ template <> struct kp_qdecode<KP_QF_Q5_K> {
 template <> struct kp_qdecode<KP_QF_Q6_K> {
     static constexpr int elems = 256, bytes = 210, align = 2, items = 8;
     static constexpr bool split = true, has_offset = false;
+    static constexpr int bias = 32;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
         const float d = kp_qhalf(b + 208);
@@ -446,12 +479,14 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
         const int n = s / 4, j = s % 4;
+        uint32_t lw[8], hw[8];
+        kp_qld_run<align, 8>(b + 64 * n + 32 * (j & 1), lw);
+        kp_qld_run<align, 8>(b + 128 + 32 * n, hw);
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            const uint32_t lo =
-                (kp_qld32<align>(b + 64 * n + 32 * (j & 1) + 4 * k) >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu;
-            const uint32_t hi = (kp_qld32<align>(b + 128 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
-            it.q[k] = kp_qsub_bytes(lo | (hi << 4), 32);
+            const uint32_t lo = (lw[k] >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu;
+            const uint32_t hi = (hw[k] >> (2 * j)) & 0x03030303u;
+            it.q[k] = (int)(lo | (hi << 4));
         }
         const float d = kp_qhalf(b + 208);
         it.scale_lo = kp_qmul(d, (float)(int8_t)b[192 + 2 * s]);

@@ -7,14 +7,14 @@
 
 /* Threads per block of the dequantize/get_rows and quantize kernels. */
 #define KP_QUANT_BLOCK 256
-/* Threads per block of the mat-vec; they work in groups of 32 (a warp on
- * NVIDIA, half a wave64 on AMD's GCN/CDNA). */
-#define KP_QMV_BLOCK 128
-#define KP_QMV_GROUP 32
-/* Per mat-vec kernel of batch size (template) B: 32-element items of each
- * row staged per tile, and rows per thread block. */
-#define KP_QMV_ITEMS(B) ((B) <= 2 ? 64 : 32)
-#define KP_QMV_ROWS(B) (KP_QMV_BLOCK / KP_QMV_GROUP * ((B) <= 2 ? 2 : 4))
+/* The mat-vec: a block of KP_QMV_BLOCK threads computes KP_QMV_ROWS rows,
+ * walking the columns in tiles of KP_QMV_ITEMS 32-element items (one item
+ * per thread), so that a row of 4096 columns is one tile and long rows take
+ * few sequential steps. A tile is a multiple of 16 bytes of every row for
+ * every format. */
+#define KP_QMV_BLOCK 64
+#define KP_QMV_ROWS 4
+#define KP_QMV_ITEMS KP_QMV_BLOCK
 
 /* dequantize (ids_kind 0) and get_rows (1: u32 ids, 2: i64 ids): dst row r
  * = source row r, or ids[r]. Strides are in bytes for the source and in
@@ -42,8 +42,10 @@ struct kp_quantize_args {
 
 /* The mat-vec's activations after quantizing to Q8_1 (the workspace):
  * for batch row b, qs[b * cols + c] holds the int8 of element c, and
- * meta[b * cols / 32 + k] block k's binary16 scale (as an f32) with the
- * exact integer sums of its first and second 16 q. */
+ * meta[b * KP_QMV_META_STRIDE(cols / 32) + k] block k's binary16 scale (as
+ * an f32) with the exact integer sums of its first and second 16 q. The
+ * stride is even so every batch row's metadata starts 16-byte aligned. */
+#define KP_QMV_META_STRIDE(blocks) (((blocks) + 1) / 2 * 2)
 struct kp_qmv_meta {
     float d;
     int16_t sum_lo;
@@ -58,8 +60,9 @@ struct kp_qmv_act_args {
 };
 
 /* The mat-vec proper: dst[b, r] = sum over c of w[r, c] * x[b, c]. Row r of
- * w starts at byte r * w_row_stride. `vector` is the width in bytes (16, 8,
- * 4 or 2) of the loads that stage weight tiles. dst_dtype as above. */
+ * w starts at byte r * w_row_stride. `vector` is 16 when w and its row
+ * stride are 16-byte aligned, so tiles are staged with 16-byte loads, else 2.
+ * dst_dtype as above. */
 struct kp_qmv_args {
     int64_t rows;
     int64_t cols;

@@ -321,6 +321,8 @@ struct qmv_workspace {
     size_t qs, meta, total;  /* byte offsets of the two arrays, and the size */
 };
 
+/* The quantized activations (batch x cols int8), then their metadata
+ * (batch rows of KP_QMV_META_STRIDE entries), as the kernels lay them out. */
 static bool plan_workspace(int64_t batch, int64_t cols, struct qmv_workspace *w)
 {
     uint64_t qs = (uint64_t)batch * (uint64_t)cols;
@@ -328,7 +330,8 @@ static bool plan_workspace(int64_t batch, int64_t cols, struct qmv_workspace *w)
         return false;
     w->qs = 0;
     w->meta = (size_t)(qs + WORKSPACE_ALIGN - 1) / WORKSPACE_ALIGN * WORKSPACE_ALIGN;
-    w->total = w->meta + (size_t)(qs / 32) * sizeof(struct kp_qmv_meta);
+    w->total = w->meta + (size_t)batch * KP_QMV_META_STRIDE((size_t)cols / 32) *
+                             sizeof(struct kp_qmv_meta);
     return true;
 }
 
@@ -372,14 +375,12 @@ static kp_status vector_operand(const char *fn, const char *what, const kp_tenso
     return KP_OK;
 }
 
-/* The widest staging load (16, 8, 4 or 2 bytes) that every tile start of
- * every row allows. */
-static int staging_vector(const void *w, size_t row_stride, int64_t rows, uint32_t tile_bytes)
+/* 16 when every tile start of every row is 16-byte aligned (the tiles are
+ * 16-byte multiples of a row), so the kernel stages with 16-byte loads;
+ * else 2. */
+static int staging_vector(const void *w, size_t row_stride, int64_t rows)
 {
-    for (int v = 16; v > 2; v /= 2)
-        if ((uintptr_t)w % v == 0 && (rows <= 1 || row_stride % v == 0) && tile_bytes % v == 0)
-            return v;
-    return 2;
+    return (uintptr_t)w % 16 == 0 && (rows <= 1 || row_stride % 16 == 0) ? 16 : 2;
 }
 
 kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *w,
@@ -461,7 +462,6 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
     enum kp_family_id fam = b == 1 ? KP_KF_QMATVEC_B1 : b == 2 ? KP_KF_QMATVEC_B2
                             : b == 4 ? KP_KF_QMATVEC_B4 : KP_KF_QMATVEC_B8;
     const void *wp = (const char *)w->buffer->ptr + w->offset;
-    uint32_t tile_bytes = KP_QMV_ITEMS(b) / (f->elems / 32) * f->bytes;
     struct kp_qmv_args a = {
         .rows = w->rows,
         .cols = w->cols,
@@ -469,10 +469,10 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
         .w_row_stride = (int64_t)w->row_stride,
         .dst_batch_stride = yo.batch_stride,
         .dst_row_stride = yo.stride,
-        .vector = staging_vector(wp, w->row_stride, w->rows, tile_bytes),
+        .vector = staging_vector(wp, w->row_stride, w->rows),
         .dst_dtype = qfloat_code(dst->dtype),
     };
-    uint64_t blocks = ((uint64_t)w->rows + KP_QMV_ROWS(b) - 1) / KP_QMV_ROWS(b);
+    uint64_t blocks = ((uint64_t)w->rows + KP_QMV_ROWS - 1) / KP_QMV_ROWS;
     if (blocks > (1u << 30))
         blocks = 1u << 30;
     struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {KP_QMV_BLOCK, 1, 1}, 0};

@@ -1,0 +1,87 @@
+/* kp-bench's shared parts: options, device state, timing, the copy
+ * reference and results. kp-bench.c holds the harness and the table of
+ * element-wise cases; each module with cases of its own shapes and buffers
+ * has a small file of its own (bench_quantized.c) exposing a bench_table. */
+#ifndef KP_BENCH_H
+#define KP_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kernelpack/kernelpack.h>
+
+#define INPUT_SETS 2          /* inputs alternate between this many buffer sets */
+#define DT(dtype) (1u << (dtype))
+#define MAX_COPY_SIZES 128    /* copy reference times kept for reuse */
+
+struct options {
+    const char *ops;          /* --ops as given (comma-separated op names); NULL: all */
+    unsigned dtypes;          /* DT() bits */
+    uint64_t elements;
+    int iters, warmup;
+    bool json;
+};
+
+/* Device state and scratch shared by every measurement. */
+struct bench {
+    const struct options *opt;
+    kp_device *dev;
+    kp_stream *stream;
+    kp_event **start, **end;  /* one pair per timed run */
+    float *ms;
+    void *chunk;              /* host staging for random data */
+    size_t chunk_bytes;
+    uint64_t rng;
+    int copies;               /* copy reference times measured so far */
+    uint64_t copy_bytes[MAX_COPY_SIZES];
+    double copy_ms[MAX_COPY_SIZES];
+};
+
+/* One row of the report. */
+struct result {
+    const char *op;           /* the name --ops selects */
+    char variant[32];
+    const char *format;       /* quantized cases: the format's name; else NULL */
+    kp_dtype dtype, out_dtype;
+    uint64_t elements;        /* the elements column */
+    uint64_t bytes;           /* bytes counted for GB/s and the copy reference */
+    uint64_t total_bytes;     /* every byte read + written, where that differs (else 0) */
+    double ms, copy_ms;
+    int sets;                 /* input buffer sets the runs went through */
+    kp_status status;
+    char error[256];
+};
+
+/* Something to time: run number i of a measurement. */
+typedef kp_status (*timed_fn)(void *ctx, int i);
+
+uint64_t next_random(struct bench *b);
+/* Fills a buffer with random non-zero elements of `dtype`. */
+kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype);
+/* Median milliseconds of opt->iters runs of fn after opt->warmup untimed ones. */
+kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms);
+/* Milliseconds kp_memcpy_d2d takes to move `bytes` (half read, half written). */
+kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms);
+/* Records st, with `what` and the library's last message, as r's error. */
+void result_fail(struct result *r, const char *what, kp_status st);
+
+/* A module's cases: fixed shapes and buffers of their own. Case i has one
+ * op name, variant and dtype (what --ops, --list and --dtypes see); run
+ * fills *r (op, variant and dtype included), on failure with status and
+ * error set. */
+struct bench_entry {
+    const char *op;
+    char variant[32];
+    kp_dtype dtype;
+};
+
+struct bench_table {
+    size_t (*count)(void);
+    void (*describe)(size_t i, struct bench_entry *e);
+    void (*run)(struct bench *b, size_t i, struct result *r);
+};
+
+extern const struct bench_table bench_quantized_table;
+
+#endif

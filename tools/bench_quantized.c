@@ -1,0 +1,370 @@
+/* kp-bench cases of the quantized module, on the shapes of an 8B-class
+ * model (hidden 4096, FFN 14336, vocabulary 128256), whatever --elements
+ * says: the point is the bandwidth of real layer sizes.
+ *
+ * Keeping the quantized side out of the GPU's cache: one weight matrix is
+ * 19-67 MB, about the size of an H100's 50 MB L2, so timing the same one
+ * run after run would partly read it from L2. Each case therefore rotates
+ * through copies of the side it reads (the weights; quantize's f32 source)
+ * totalling at least ROTATE_BYTES, and get_rows through sets of ids naming
+ * disjoint rows, so every timed run reads memory no recent run touched. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define ROTATE_BYTES (512ull << 20)  /* well above any current GPU's L2 */
+#define MAX_COPIES 64
+#define EACH_FORMAT ((kp_qformat)0)  /* in a row: one case per format (0 is GGUF's f32) */
+
+enum qkind { QMATVEC, DEQUANTIZE, QUANTIZE, GET_ROWS };
+
+/* One row of the table; a row of EACH_FORMAT is one case per format, in
+ * kp_qformat_at's order. */
+struct qcase {
+    enum qkind kind;
+    const char *op;           /* the name --ops selects */
+    kp_qformat format;
+    int64_t rows, cols;       /* the quantized matrix */
+    int64_t n;                /* qmatvec: batch; get_rows: ids; else unused */
+    kp_dtype dtype;           /* the float side: x and dst, dst, or src */
+};
+
+static const struct qcase qcases[] = {
+    {QMATVEC, "qmatvec", EACH_FORMAT, 4096, 14336, 1, KP_DTYPE_F32},
+    {QMATVEC, "qmatvec", EACH_FORMAT, 4096, 14336, 8, KP_DTYPE_F32},
+    {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 1, KP_DTYPE_F32},
+    {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 8, KP_DTYPE_F32},
+    {DEQUANTIZE, "dequantize", EACH_FORMAT, 4096, 14336, 0, KP_DTYPE_F16},
+    {DEQUANTIZE, "dequantize", EACH_FORMAT, 4096, 14336, 0, KP_DTYPE_F32},
+    {QUANTIZE, "quantize", KP_QFORMAT_Q8_0, 4096, 14336, 0, KP_DTYPE_F32},
+    {QUANTIZE, "quantize", KP_QFORMAT_Q4_0, 4096, 14336, 0, KP_DTYPE_F32},
+    {GET_ROWS, "get_rows", KP_QFORMAT_Q4_K, 128256, 4096, 512, KP_DTYPE_F32},
+};
+#define N_QCASES (sizeof(qcases) / sizeof(qcases[0]))
+
+static size_t row_cases(const struct qcase *c)
+{
+    return c->format == EACH_FORMAT ? kp_qformat_count() : 1;
+}
+
+static size_t quantized_count(void)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < N_QCASES; r++)
+        n += row_cases(&qcases[r]);
+    return n;
+}
+
+/* Case i: its row and format. */
+static const struct qcase *locate(size_t i, kp_qformat *format)
+{
+    for (size_t r = 0; r < N_QCASES; r++) {
+        size_t k = row_cases(&qcases[r]);
+        if (i < k) {
+            *format = qcases[r].format == EACH_FORMAT ? kp_qformat_at(i) : qcases[r].format;
+            return &qcases[r];
+        }
+        i -= k;
+    }
+    return NULL;
+}
+
+static void describe_case(const struct qcase *c, const char *fname, struct bench_entry *e)
+{
+    long long rows = (long long)c->rows, cols = (long long)c->cols, n = (long long)c->n;
+    e->op = c->op;
+    e->dtype = c->dtype;
+    if (c->kind == QMATVEC)
+        snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld b%lld", fname, rows, cols, n);
+    else if (c->kind == GET_ROWS)
+        snprintf(e->variant, sizeof(e->variant), "%s %lld of %lldx%lld", fname, n, rows, cols);
+    else
+        snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld", fname, rows, cols);
+}
+
+static void quantized_describe(size_t i, struct bench_entry *e)
+{
+    kp_qformat format = EACH_FORMAT;
+    const struct qcase *c = locate(i, &format);
+    kp_qformat_info info = {"?", 0, 0, 0};
+    kp_qformat_get_info(format, &info);  /* formats come from the library's own list */
+    describe_case(c, info.name, e);
+}
+
+/* ---- buffers */
+
+/* Fills buf with random bytes that have bit 6 clear. Whatever a format's
+ * layout, every f16 (or Q8_K's f32) scale then has the top bit of its
+ * exponent clear: finite and below 2 in magnitude, so no NaN or Inf in the
+ * results (it would not change the timing, but keeps outputs sane). */
+static kp_status fill_blocks(struct bench *b, kp_buffer *buf)
+{
+    unsigned char *p = b->chunk;
+    for (size_t i = 0; i + 8 <= b->chunk_bytes; i += 8) {
+        uint64_t r = next_random(b) & 0xBFBFBFBFBFBFBFBFull;
+        memcpy(p + i, &r, 8);
+    }
+    size_t size = kp_buffer_size(buf);
+    kp_status st = KP_OK;
+    for (size_t off = 0; st == KP_OK && off < size; off += b->chunk_bytes) {
+        size_t len = size - off < b->chunk_bytes ? size - off : b->chunk_bytes;
+        st = kp_memcpy_h2d(b->stream, buf, off, b->chunk, len);
+    }
+    return st == KP_OK ? kp_stream_synchronize(b->stream) : st;
+}
+
+/* Allocates up to `want` buffers of `bytes`, filling the first (random
+ * blocks if `blocks`, else random `dtype` elements) and copying it to the
+ * rest: identical contents at different addresses are all the cache
+ * rotation needs. Running out of device memory after the first just leaves
+ * fewer (the sets column shows how many). */
+static kp_status alloc_copies(struct bench *b, kp_buffer **bufs, int want, size_t bytes,
+                              bool blocks, kp_dtype dtype, int *got)
+{
+    *got = 0;
+    kp_status st = kp_buffer_alloc(b->dev, bytes, &bufs[0]);
+    if (st == KP_OK)
+        st = blocks ? fill_blocks(b, bufs[0]) : fill_random(b, bufs[0], dtype);
+    if (st != KP_OK)
+        return st;
+    *got = 1;
+    for (int k = 1; k < want; k++) {
+        st = kp_buffer_alloc(b->dev, bytes, &bufs[k]);
+        if (st == KP_ERR_OUT_OF_MEMORY)
+            break;
+        if (st == KP_OK)
+            st = kp_memcpy_d2d(b->stream, bufs[k], 0, bufs[0], 0, bytes);
+        if (st != KP_OK)
+            return st;
+        *got = k + 1;
+    }
+    return kp_stream_synchronize(b->stream);
+}
+
+/* Copies of `bytes` that span ROTATE_BYTES, at least INPUT_SETS; no more
+ * than the runs of one measurement (each is then read once). */
+static int copies_wanted(const struct bench *b, uint64_t bytes)
+{
+    uint64_t want = (ROTATE_BYTES + bytes - 1) / bytes;
+    uint64_t runs = (uint64_t)b->opt->warmup + (uint64_t)b->opt->iters;
+    if (want > runs)
+        want = runs;
+    if (want < INPUT_SETS)
+        want = INPUT_SETS;
+    return want > MAX_COPIES ? MAX_COPIES : (int)want;
+}
+
+static kp_tensor matrix(kp_buffer *buf, kp_dtype dtype, int64_t rows, int64_t cols)
+{
+    kp_tensor t = {buf, dtype, {0}};
+    int64_t shape[2] = {rows, cols};
+    kp_layout_contiguous(&t.layout, 2, shape);
+    return t;
+}
+
+/* ids for get_rows: a shuffle of every row of the table, so id set s
+ * (elements s * n ..) names rows no other set does. */
+static kp_status upload_ids(struct bench *b, kp_buffer *buf, int64_t rows)
+{
+    uint32_t *ids = malloc((size_t)rows * sizeof(*ids));
+    if (!ids)
+        return KP_ERR_OUT_OF_MEMORY;
+    for (int64_t r = 0; r < rows; r++)
+        ids[r] = (uint32_t)r;
+    for (int64_t r = rows - 1; r > 0; r--) {  /* Fisher-Yates */
+        int64_t j = (int64_t)(next_random(b) % (uint64_t)(r + 1));
+        uint32_t t = ids[r];
+        ids[r] = ids[j];
+        ids[j] = t;
+    }
+    kp_status st = kp_memcpy_h2d(b->stream, buf, 0, ids, (size_t)rows * sizeof(*ids));
+    if (st == KP_OK)
+        st = kp_stream_synchronize(b->stream);
+    free(ids);
+    return st;
+}
+
+/* ---- timing */
+
+struct qctx {
+    const struct qcase *c;
+    kp_stream *stream;
+    int sets, next;
+    kp_qmatrix q[MAX_COPIES];      /* the quantized side; rotates for qmatvec, dequantize */
+    kp_tensor f[MAX_COPIES];       /* quantize's source; rotates */
+    kp_tensor x, dst, ids;
+    kp_buffer *workspace;
+};
+
+static kp_status run_qcase(void *ctx, int i)
+{
+    /* Rotates by its own count: time_runs numbers the timed runs from 0
+     * again after the warm-ups, so `i` would reread the last warm-up's copy. */
+    (void)i;
+    struct qctx *q = ctx;
+    int k = q->next++ % q->sets;
+    switch (q->c->kind) {
+    case QMATVEC:
+        return kp_quantized_matvec(q->stream, &q->dst, &q->q[k], &q->x, q->workspace);
+    case DEQUANTIZE:
+        return kp_dequantize(q->stream, &q->dst, &q->q[k]);
+    case QUANTIZE:
+        return kp_quantize(q->stream, &q->q[0], &q->f[k]);
+    case GET_ROWS: {
+        kp_tensor ids = q->ids;
+        ids.layout.offset = (int64_t)k * q->c->n;
+        return kp_quantized_get_rows(q->stream, &q->dst, &q->q[0], &ids, NULL);
+    }
+    }
+    return KP_ERR_INTERNAL;
+}
+
+static void quantized_run(struct bench *b, size_t i, struct result *r)
+{
+    kp_qformat format = EACH_FORMAT;
+    const struct qcase *c = locate(i, &format);
+    kp_qformat_info info;
+    struct bench_entry e;
+    memset(r, 0, sizeof(*r));
+    kp_status st = kp_qformat_get_info(format, &info);
+    if (st != KP_OK) {
+        r->op = c->op;
+        result_fail(r, "format", st);
+        return;
+    }
+    describe_case(c, info.name, &e);
+    r->op = e.op;
+    memcpy(r->variant, e.variant, sizeof(r->variant));
+    r->format = info.name;
+    r->dtype = r->out_dtype = c->dtype;
+
+    const uint64_t rows = (uint64_t)c->rows, cols = (uint64_t)c->cols, n = (uint64_t)c->n;
+    const uint64_t row_bytes = cols / info.block_elems * info.block_bytes, es = kp_dtype_size(c->dtype);
+    const uint64_t q_bytes = rows * row_bytes;  /* the whole quantized matrix */
+    uint64_t rotated = 0;                       /* bytes of one copy of the rotating side */
+    switch (c->kind) {
+    case QMATVEC:  /* the weights; x and dst (and x's Q8_1 workspace) are small beside them */
+        r->elements = rows * cols;
+        r->bytes = rotated = q_bytes;
+        r->total_bytes = q_bytes + n * (cols + rows) * es;
+        break;
+    case DEQUANTIZE:
+        r->elements = rows * cols;
+        rotated = q_bytes;
+        r->bytes = q_bytes + rows * cols * es;
+        break;
+    case QUANTIZE:
+        r->elements = rows * cols;
+        rotated = rows * cols * es;
+        r->bytes = rotated + q_bytes;
+        break;
+    case GET_ROWS:  /* n rows read, n u32 ids, n rows of floats written */
+        r->elements = n * cols;
+        r->bytes = n * row_bytes + n * 4 + n * cols * es;
+        break;
+    }
+    st = measure_copy(b, r->bytes, &r->copy_ms);
+    if (st != KP_OK) {
+        result_fail(r, "copy reference", st);
+        return;
+    }
+
+    struct qctx *q = calloc(1, sizeof(*q));
+    kp_buffer *copies[MAX_COPIES] = {NULL}, *single = NULL, *x = NULL, *dst = NULL, *ids = NULL,
+              *workspace = NULL;
+    if (!q) {
+        result_fail(r, "host memory", KP_ERR_OUT_OF_MEMORY);
+        return;
+    }
+    q->c = c;
+    q->stream = b->stream;
+    const char *what = "allocating";
+    switch (c->kind) {
+    case QMATVEC:
+    case DEQUANTIZE:
+        what = "allocating and filling the weight copies";
+        st = alloc_copies(b, copies, copies_wanted(b, rotated), q_bytes, true, KP_DTYPE_U8, &q->sets);
+        for (int k = 0; st == KP_OK && k < q->sets; k++)
+            st = kp_qmatrix_packed(&q->q[k], copies[k], 0, format, c->rows, c->cols);
+        if (st == KP_OK && c->kind == QMATVEC) {
+            size_t ws = 0;
+            what = "allocating x, dst and the workspace";
+            st = kp_quantized_matvec_workspace_size(c->n, c->cols, &ws);
+            if (st == KP_OK)
+                st = kp_buffer_alloc(b->dev, (size_t)(n * cols * es), &x);
+            if (st == KP_OK)
+                st = fill_random(b, x, c->dtype);
+            if (st == KP_OK)
+                st = kp_buffer_alloc(b->dev, (size_t)(n * rows * es), &dst);
+            if (st == KP_OK)
+                st = kp_buffer_alloc(b->dev, ws, &workspace);
+            q->x = matrix(x, c->dtype, c->n, c->cols);
+            q->dst = matrix(dst, c->dtype, c->n, c->rows);
+            q->workspace = workspace;
+        } else if (st == KP_OK) {
+            what = "allocating dst";
+            st = kp_buffer_alloc(b->dev, (size_t)(rows * cols * es), &dst);
+            q->dst = matrix(dst, c->dtype, c->rows, c->cols);
+        }
+        break;
+    case QUANTIZE:
+        what = "allocating and filling the source copies";
+        st = alloc_copies(b, copies, copies_wanted(b, rotated), (size_t)rotated, false, c->dtype,
+                          &q->sets);
+        for (int k = 0; k < q->sets; k++)
+            q->f[k] = matrix(copies[k], c->dtype, c->rows, c->cols);
+        if (st == KP_OK) {
+            what = "allocating dst";
+            st = kp_buffer_alloc(b->dev, (size_t)q_bytes, &single);
+        }
+        if (st == KP_OK)
+            st = kp_qmatrix_packed(&q->q[0], single, 0, format, c->rows, c->cols);
+        break;
+    case GET_ROWS: {
+        /* One table (it is large; the rows read are what must be cold) and
+         * rows / n sets of ids, no more than the runs of a measurement. */
+        uint64_t id_sets = rows / n, runs = (uint64_t)b->opt->warmup + (uint64_t)b->opt->iters;
+        q->sets = (int)(id_sets < runs ? id_sets : runs);
+        what = "allocating and filling the table";
+        st = kp_buffer_alloc(b->dev, (size_t)q_bytes, &single);
+        if (st == KP_OK)
+            st = fill_blocks(b, single);
+        if (st == KP_OK)
+            st = kp_qmatrix_packed(&q->q[0], single, 0, format, c->rows, c->cols);
+        if (st == KP_OK) {
+            what = "allocating ids and dst";
+            st = kp_buffer_alloc(b->dev, (size_t)rows * 4, &ids);
+        }
+        if (st == KP_OK)
+            st = upload_ids(b, ids, c->rows);
+        if (st == KP_OK)
+            st = kp_buffer_alloc(b->dev, (size_t)(n * cols * es), &dst);
+        int64_t len = c->n;
+        q->ids = (kp_tensor){ids, KP_DTYPE_U32, {0}};
+        kp_layout_contiguous(&q->ids.layout, 1, &len);
+        q->dst = matrix(dst, c->dtype, c->n, c->cols);
+        break;
+    }
+    }
+    if (st == KP_OK && q->sets < 1)
+        st = KP_ERR_INTERNAL;
+    if (st == KP_OK) {
+        what = NULL;
+        st = time_runs(b, run_qcase, q, &r->ms);
+    }
+    if (st != KP_OK)
+        result_fail(r, what, st);
+    r->sets = q->sets;
+    for (int k = 0; k < MAX_COPIES; k++)
+        kp_buffer_destroy(&copies[k]);
+    kp_buffer_destroy(&single);
+    kp_buffer_destroy(&x);
+    kp_buffer_destroy(&dst);
+    kp_buffer_destroy(&ids);
+    kp_buffer_destroy(&workspace);
+    free(q);
+}
+
+const struct bench_table bench_quantized_table = {quantized_count, quantized_describe, quantized_run};
