@@ -470,10 +470,11 @@ template <typename S, int B>
 KP_DEVICE void kp_qmv_put(uint8_t *tile, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
                           kp_idx w_stride, const kp_qmv_regs<S, B> &v) {
     if (a.vector == 16) {
+        constexpr int w_row = S::tile_bytes / 16;
 #pragma unroll
-        for (int u = 0; u < S::w_per_thread; u++) {
-            const int c = threadIdx.x + u * KP_QMV_BLOCK;
-            if (c < S::w_chunks) ((uint4 *)tile)[c] = v.w[u];
+        for (int u = 0; u < S::w_per_thread; u++) {  // the pieces kp_qmv_fetch loaded
+            const int c = threadIdx.x + u * KP_QMV_BLOCK, r = c / w_row, k = (c - r * w_row) * 16;
+            if (c < S::w_chunks && r < nrows && k + 16 <= t.w_bytes) ((uint4 *)tile)[c] = v.w[u];
         }
         // A row's last piece of under 16 bytes (a short last tile) is read here.
         const int done = t.w_bytes / 16 * 16;
