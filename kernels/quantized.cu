@@ -558,14 +558,14 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             __syncthreads();
             const int item = cur.item;
             kp_qmv_act<B> act;
-            if (kp_qmv_prefetch_act<B>::value)
-                act = *(const kp_qmv_act<B> *)&v.act;
+            if constexpr (kp_qmv_prefetch_act<B>::value)
+                act = v.act;
             if (t + 1 < tiles) {
                 cur = tile_at(r0, t + 1);
                 kp_qmv_fetch<S, B>(a, cur, nrows, w_stride, act_qs, act_meta, meta_stride, v);
             }
             if (item < 0) continue;
-            if (!kp_qmv_prefetch_act<B>::value)
+            if constexpr (!kp_qmv_prefetch_act<B>::value)
                 kp_qmv_load_act(a, act_qs, act_meta, meta_stride, item, act);
             const int it = item % KP_QMV_ITEMS;
 #pragma unroll
