@@ -415,10 +415,13 @@ struct kp_qmv_tile {
     int item;               // this thread's item (column / 32), or -1
 };
 
+static_assert(sizeof(kp_qmv_meta) == 8 && offsetof(kp_qmv_meta, sum_lo) == 4,
+              "kp_qmv_meta is read as two 32-bit words");
+
 // The activations of one item for every batch row.
 template <int B> struct kp_qmv_act {
     uint4 qs[B][2];
-    kp_qmv_meta meta[B];
+    uint2 meta[B];          // a kp_qmv_meta as two words: 16-bit fields stay out of registers
 };
 
 template <int B>
@@ -432,7 +435,7 @@ KP_DEVICE void kp_qmv_load_act(const kp_qmv_args &a, const int8_t *act_qs, const
         if (b < a.batch) {
             v.qs[b][0] = q[b * q_step];
             v.qs[b][1] = q[b * q_step + 1];
-            v.meta[b] = m[b * meta_stride];
+            v.meta[b] = *(const uint2 *)(m + b * meta_stride);
         }
     }
 }
@@ -494,22 +497,24 @@ KP_DEVICE void kp_qmv_put(uint8_t *tile, const kp_qmv_args &a, const kp_qmv_tile
 // scale * sum(q * a) + offset * sum(a) over one item, from the two halves'
 // integer dot products and activation sums.
 template <typename D>
-KP_DEVICE float kp_qmv_item_dot(const kp_qitem &w, int dot_lo, int dot_hi, const kp_qmv_meta &m) {
+KP_DEVICE float kp_qmv_item_dot(const kp_qitem &w, int dot_lo, int dot_hi, uint2 meta) {
+    const float d = __uint_as_float(meta.x);
+    const int sum_lo = (int)(int16_t)(meta.y & 0xffffu), sum_hi = (int)(int16_t)(meta.y >> 16);
     float v;
     if (D::bias) {  // exact: sum((q - bias) * a) = sum(q * a) - bias * sum(a)
-        dot_lo -= D::bias * m.sum_lo;
-        dot_hi -= D::bias * m.sum_hi;
+        dot_lo -= D::bias * sum_lo;
+        dot_hi -= D::bias * sum_hi;
     }
     if (D::split) {
         v = w.scale_lo * (float)dot_lo + w.scale_hi * (float)dot_hi;
         if (D::has_offset)
-            v += w.offset_lo * (float)m.sum_lo + w.offset_hi * (float)m.sum_hi;
+            v += w.offset_lo * (float)sum_lo + w.offset_hi * (float)sum_hi;
     } else {
         v = w.scale_lo * (float)(dot_lo + dot_hi);
         if (D::has_offset)
-            v += w.offset_lo * (float)(m.sum_lo + m.sum_hi);
+            v += w.offset_lo * (float)(sum_lo + sum_hi);
     }
-    return m.d * v;
+    return d * v;
 }
 
 KP_DEVICE void kp_qmv_store(void *dst, int dtype, kp_idx at, float v) {
