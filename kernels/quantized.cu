@@ -70,7 +70,7 @@ KP_DEVICE void kp_dequant_rows(const kp_qdequant_args &a, const uint8_t *src, T 
     KP_DEQUANT(ID, NAME, f32, float)    \
     KP_DEQUANT(ID, NAME, f16, kp_f16)   \
     KP_DEQUANT(ID, NAME, bf16, kp_bf16)
-KP_QFORMAT_NAMES(KP_DEQUANT_ALL)
+KP_QFORMAT_SUFFIXES(KP_DEQUANT_ALL)
 
 // -------------------------------------------------------------- quantize
 //
@@ -320,12 +320,7 @@ KP_DEVICE void kp_quantize_rows(const kp_quantize_args &a, const T *src, uint8_t
     KP_QUANTIZE(ID, NAME, f32, float)      \
     KP_QUANTIZE(ID, NAME, f16, kp_f16)     \
     KP_QUANTIZE(ID, NAME, bf16, kp_bf16)
-KP_QUANTIZE_ALL(Q4_0, q4_0)
-KP_QUANTIZE_ALL(Q4_1, q4_1)
-KP_QUANTIZE_ALL(Q5_0, q5_0)
-KP_QUANTIZE_ALL(Q5_1, q5_1)
-KP_QUANTIZE_ALL(Q8_0, q8_0)
-KP_QUANTIZE_ALL(Q8_1, q8_1)
+KP_QUANTIZE_SUFFIXES(KP_QUANTIZE_ALL)
 
 // -------------------------------------------------- mat-vec: activations
 //
@@ -624,4 +619,4 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         kp_qmatvec<KP_QF_##ID, B>(a, w, act_qs, act_meta, dst);                                  \
     }
 #define KP_QMV_ALL(ID, NAME) KP_QMV(ID, NAME, 1) KP_QMV(ID, NAME, 2) KP_QMV(ID, NAME, 4) KP_QMV(ID, NAME, 8)
-KP_QFORMAT_NAMES(KP_QMV_ALL)
+KP_QFORMAT_SUFFIXES(KP_QMV_ALL)

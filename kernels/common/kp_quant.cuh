@@ -134,7 +134,8 @@ template <int A> KP_DEVICE void kp_qnibbles(const uint8_t *qs, int lo[4], int hi
 }
 
 template <> struct kp_qdecode<KP_QF_Q4_0> {
-    static constexpr int elems = 32, bytes = 18, align = 2, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q4_0);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 8;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -153,7 +154,8 @@ template <> struct kp_qdecode<KP_QF_Q4_0> {
 };
 
 template <> struct kp_qdecode<KP_QF_Q4_1> {
-    static constexpr int elems = 32, bytes = 20, align = 4, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q4_1);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = true;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -192,7 +194,8 @@ KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, i
 }
 
 template <> struct kp_qdecode<KP_QF_Q5_0> {
-    static constexpr int elems = 32, bytes = 22, align = 2, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q5_0);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 16;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -210,7 +213,8 @@ template <> struct kp_qdecode<KP_QF_Q5_0> {
 };
 
 template <> struct kp_qdecode<KP_QF_Q5_1> {
-    static constexpr int elems = 32, bytes = 24, align = 4, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q5_1);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = true;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -239,7 +243,8 @@ KP_DEVICE void kp_q8_dequant8(const uint8_t *qs, float d, float *y) {
 }
 
 template <> struct kp_qdecode<KP_QF_Q8_0> {
-    static constexpr int elems = 32, bytes = 34, align = 2, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q8_0);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -253,7 +258,8 @@ template <> struct kp_qdecode<KP_QF_Q8_0> {
 };
 
 template <> struct kp_qdecode<KP_QF_Q8_1> {
-    static constexpr int elems = 32, bytes = 36, align = 4, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q8_1);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -267,7 +273,8 @@ template <> struct kp_qdecode<KP_QF_Q8_1> {
 };
 
 template <> struct kp_qdecode<KP_QF_Q8_K> {
-    static constexpr int elems = 256, bytes = 292, align = 4, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q8_k);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -281,7 +288,8 @@ template <> struct kp_qdecode<KP_QF_Q8_K> {
 };
 
 template <> struct kp_qdecode<KP_QF_IQ4_NL> {
-    static constexpr int elems = 32, bytes = 18, align = 2, items = 1;
+    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_iq4_nl);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -303,7 +311,8 @@ template <> struct kp_qdecode<KP_QF_IQ4_NL> {
 };
 
 template <> struct kp_qdecode<KP_QF_IQ4_XS> {
-    static constexpr int elems = 256, bytes = 136, align = 4, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_iq4_xs);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static float scale(const uint8_t *b, int s) {
@@ -332,7 +341,8 @@ template <> struct kp_qdecode<KP_QF_IQ4_XS> {
 // Q2_K and Q3_K share the bit layout of q: element 32 s + l of the block
 // (s = 4 n + j) is bits 2j..2j+1 of qs[32 n + l].
 template <> struct kp_qdecode<KP_QF_Q2_K> {
-    static constexpr int elems = 256, bytes = 84, align = 4, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q2_k);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = true, has_offset = true;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -360,7 +370,8 @@ template <> struct kp_qdecode<KP_QF_Q2_K> {
 };
 
 template <> struct kp_qdecode<KP_QF_Q3_K> {
-    static constexpr int elems = 256, bytes = 110, align = 2, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q3_k);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = true, has_offset = false;
     static constexpr int bias = 4;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -403,7 +414,8 @@ KP_DEVICE void kp_qk4_scales(const uint8_t *b, int s, float *scale, float *offse
 }
 
 template <> struct kp_qdecode<KP_QF_Q4_K> {
-    static constexpr int elems = 256, bytes = 144, align = 4, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q4_k);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = true;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -429,7 +441,8 @@ template <> struct kp_qdecode<KP_QF_Q4_K> {
 };
 
 template <> struct kp_qdecode<KP_QF_Q5_K> {
-    static constexpr int elems = 256, bytes = 176, align = 4, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q5_k);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = true;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -462,7 +475,8 @@ template <> struct kp_qdecode<KP_QF_Q5_K> {
 // Q6_K: element 128 n + 32 j + l: low 4 bits from ql[64 n + 32 (j & 1) + l]
 // (low nibble for j < 2), high 2 bits = bits 2j..2j+1 of qh[32 n + l].
 template <> struct kp_qdecode<KP_QF_Q6_K> {
-    static constexpr int elems = 256, bytes = 210, align = 2, items = 8;
+    static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q6_k);
+    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = true, has_offset = false;
     static constexpr int bias = 32;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
@@ -494,20 +508,3 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
         it.offset_lo = it.offset_hi = 0.0f;
     }
 };
-
-// Expands X(ID, name) per format (the kernel name suffixes).
-#define KP_QFORMAT_NAMES(X) \
-    X(Q4_0, q4_0)           \
-    X(Q4_1, q4_1)           \
-    X(Q5_0, q5_0)           \
-    X(Q5_1, q5_1)           \
-    X(Q8_0, q8_0)           \
-    X(Q8_1, q8_1)           \
-    X(Q2_K, q2_k)           \
-    X(Q3_K, q3_k)           \
-    X(Q4_K, q4_k)           \
-    X(Q5_K, q5_k)           \
-    X(Q6_K, q6_k)           \
-    X(Q8_K, q8_k)           \
-    X(IQ4_NL, iq4_nl)       \
-    X(IQ4_XS, iq4_xs)

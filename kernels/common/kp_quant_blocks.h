@@ -174,4 +174,35 @@ KP_QUANT_FN int kp_iq4_xs_scale(int sub, const kp_block_iq4_xs *b)
     X(Q8_0, q8_0, 32, 34, kp_block_q8_0)                      \
     X(Q8_1, q8_1, 32, 36, kp_block_q8_1)
 
+/* Kernel name suffixes, X(ID, suffix): every format, and the formats
+ * kp_quantize writes. The kernels are instantiated from these lists and
+ * the launchers build kernel names from them. */
+#define KP_QFORMAT_SUFFIXES(X) \
+    X(Q4_0, q4_0)              \
+    X(Q4_1, q4_1)              \
+    X(Q5_0, q5_0)              \
+    X(Q5_1, q5_1)              \
+    X(Q8_0, q8_0)              \
+    X(Q8_1, q8_1)              \
+    X(Q2_K, q2_k)              \
+    X(Q3_K, q3_k)              \
+    X(Q4_K, q4_k)              \
+    X(Q5_K, q5_k)              \
+    X(Q6_K, q6_k)              \
+    X(Q8_K, q8_k)              \
+    X(IQ4_NL, iq4_nl)          \
+    X(IQ4_XS, iq4_xs)
+#define KP_QUANTIZE_SUFFIXES(X) \
+    X(Q4_0, q4_0)               \
+    X(Q4_1, q4_1)               \
+    X(Q5_0, q5_0)               \
+    X(Q5_1, q5_1)               \
+    X(Q8_0, q8_0)               \
+    X(Q8_1, q8_1)
+
+/* What offsets and row strides of a format must be multiples of, and so the
+ * widest load the kernels use on its fields: 4 where the block's size is a
+ * multiple of 4 (its 32-bit fields are then aligned), else 2. */
+#define KP_QBLOCK_ALIGN(bytes) ((bytes) % 4 == 0 ? 4 : 2)
+
 #endif

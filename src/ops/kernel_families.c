@@ -149,24 +149,25 @@ static bool dtype_subset(enum kp_suffix_set set, const kp_dtype **dtypes, size_t
     }
 }
 
-/* Kernel suffixes of the block formats, with their kp_qformat values; the
- * first six are also the formats kp_quantize writes. */
-static const struct {
+/* Kernel suffixes of the block formats, with their kp_qformat values. */
+struct qformat_suffix {
     int format;
     const char *suffix;
-} qformat_suffixes[] = {
-    {KP_QF_Q4_0, "q4_0"}, {KP_QF_Q4_1, "q4_1"}, {KP_QF_Q5_0, "q5_0"},
-    {KP_QF_Q5_1, "q5_1"}, {KP_QF_Q8_0, "q8_0"}, {KP_QF_Q8_1, "q8_1"},
-    {KP_QF_Q2_K, "q2_k"}, {KP_QF_Q3_K, "q3_k"}, {KP_QF_Q4_K, "q4_k"},
-    {KP_QF_Q5_K, "q5_k"}, {KP_QF_Q6_K, "q6_k"}, {KP_QF_Q8_K, "q8_k"},
-    {KP_QF_IQ4_NL, "iq4_nl"}, {KP_QF_IQ4_XS, "iq4_xs"},
 };
-#define KP_QUANTIZE_FORMAT_COUNT 6
+#define KP_QF_SUFFIX_ROW(ID, suffix) {KP_QF_##ID, #suffix},
+static const struct qformat_suffix qformat_suffixes[] = {KP_QFORMAT_SUFFIXES(KP_QF_SUFFIX_ROW)};
+static const struct qformat_suffix quantize_suffixes[] = {KP_QUANTIZE_SUFFIXES(KP_QF_SUFFIX_ROW)};
+#undef KP_QF_SUFFIX_ROW
 
-static size_t qformat_count(enum kp_suffix_set set)
+/* The suffixes of a format-suffixed set, and how many. */
+static const struct qformat_suffix *qformat_set(enum kp_suffix_set set, size_t *count)
 {
-    return set == KP_SUFFIX_QUANTIZE_FORMATS ? KP_QUANTIZE_FORMAT_COUNT
-                                             : KP_COUNT_OF(qformat_suffixes);
+    if (set == KP_SUFFIX_QUANTIZE_FORMATS) {
+        *count = KP_COUNT_OF(quantize_suffixes);
+        return quantize_suffixes;
+    }
+    *count = KP_COUNT_OF(qformat_suffixes);
+    return qformat_suffixes;
 }
 
 static size_t size_index(kp_dtype dtype)
@@ -198,8 +199,11 @@ const char *kp_suffix(enum kp_suffix_set set, size_t index)
     case KP_SUFFIX_IDS_DTYPES:
         return index < KP_COUNT_OF(ids_dtype_suffixes) ? ids_dtype_suffixes[index] : NULL;
     case KP_SUFFIX_QFORMATS:
-    case KP_SUFFIX_QUANTIZE_FORMATS:
-        return index < qformat_count(set) ? qformat_suffixes[index].suffix : NULL;
+    case KP_SUFFIX_QUANTIZE_FORMATS: {
+        size_t n;
+        const struct qformat_suffix *q = qformat_set(set, &n);
+        return index < n ? q[index].suffix : NULL;
+    }
     default:
         break;
     }
@@ -280,9 +284,11 @@ void kp_kernel_name_qf(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, i
     buf[0] = '\0';
     if (f->suffixes != KP_SUFFIX_QFORMATS && f->suffixes != KP_SUFFIX_QUANTIZE_FORMATS)
         return;
-    for (size_t i = 0; i < qformat_count(f->suffixes); i++)
-        if (qformat_suffixes[i].format == format)
-            snprintf(buf, KP_KERNEL_NAME_MAX, f->pattern, qformat_suffixes[i].suffix);
+    size_t n;
+    const struct qformat_suffix *q = qformat_set(f->suffixes, &n);
+    for (size_t i = 0; i < n; i++)
+        if (q[i].format == format)
+            snprintf(buf, KP_KERNEL_NAME_MAX, f->pattern, q[i].suffix);
 }
 
 kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int format,

@@ -34,12 +34,10 @@ static const struct qformat_row *find_format(kp_qformat format)
     return NULL;
 }
 
-/* The alignment of ggml's block struct: 4 where it holds a 32-bit field or
- * its size is a multiple of 4 with 4-byte-aligned fields, else 2. The
- * kernels read fields with loads of that width. */
+/* The kernels read fields with loads of this width. */
 static uint32_t format_alignment(const struct qformat_row *f)
 {
-    return f->bytes % 4 == 0 ? 4 : 2;
+    return KP_QBLOCK_ALIGN(f->bytes);
 }
 
 kp_status kp_qformat_get_info(kp_qformat format, kp_qformat_info *info)
@@ -138,10 +136,14 @@ static kp_status check_qmatrix(const char *fn, const char *what, const kp_qmatri
     return KP_OK;
 }
 
-static kp_status check_qfloat(const char *fn, const char *what, const kp_tensor *t)
+/* kp_check_tensor for the float operands: f32, f16 or bf16. */
+static kp_status check_qfloat_tensor(const char *fn, const char *what, const kp_tensor *t,
+                                    const kp_device *dev, uint64_t *numel)
 {
-    if (t->dtype == KP_DTYPE_F32 || t->dtype == KP_DTYPE_F16 || t->dtype == KP_DTYPE_BF16)
-        return KP_OK;
+    kp_status st = kp_check_tensor(fn, what, t, dev, numel);
+    if (st != KP_OK || t->dtype == KP_DTYPE_F32 || t->dtype == KP_DTYPE_F16 ||
+        t->dtype == KP_DTYPE_BF16)
+        return st;
     return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s is %s; it must be f32, f16 or bf16", fn, what,
                    kp_dtype_name(t->dtype));
 }
@@ -218,9 +220,7 @@ kp_status kp_dequantize(kp_stream *stream, const kp_tensor *dst, const kp_qmatri
     if (st == KP_OK)
         st = check_qmatrix(fn, "src", src, stream->device, &f, &src_view);
     if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = check_qfloat(fn, "dst", dst);
+        st = check_qfloat_tensor(fn, "dst", dst, stream->device, &n);
     if (st == KP_OK)
         st = check_matrix_shape(fn, "dst", dst, src->rows, src->cols);
     if (st == KP_OK && n)
@@ -251,9 +251,7 @@ kp_status kp_quantized_get_rows(kp_stream *stream, const kp_tensor *dst, const k
         st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: ids have rank %d; they must have rank 1", fn,
                      ids->layout.rank);
     if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n);
-    if (st == KP_OK)
-        st = check_qfloat(fn, "dst", dst);
+        st = check_qfloat_tensor(fn, "dst", dst, stream->device, &n);
     if (st == KP_OK)
         st = check_matrix_shape(fn, "dst", dst, ids->layout.shape[0], table->cols);
     if (st == KP_OK && status && status->device != stream->device)
@@ -288,9 +286,7 @@ kp_status kp_quantize(kp_stream *stream, const kp_qmatrix *dst, const kp_tensor 
                          "Q8_1 are)", fn, f->name);
     }
     if (st == KP_OK)
-        st = kp_check_tensor(fn, "src", src, stream->device, &n);
-    if (st == KP_OK)
-        st = check_qfloat(fn, "src", src);
+        st = check_qfloat_tensor(fn, "src", src, stream->device, &n);
     if (st == KP_OK)
         st = check_matrix_shape(fn, "src", src, dst->rows, dst->cols);
     if (st == KP_OK && n)
@@ -395,15 +391,11 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
     if (st == KP_OK)
         st = check_qmatrix(fn, "w", w, stream->device, &f, &w_view);
     if (st == KP_OK)
-        st = kp_check_tensor(fn, "x", x, stream->device, &n_x);
-    if (st == KP_OK)
-        st = check_qfloat(fn, "x", x);
+        st = check_qfloat_tensor(fn, "x", x, stream->device, &n_x);
     if (st == KP_OK)
         st = vector_operand(fn, "x", x, &xo);
     if (st == KP_OK)
-        st = kp_check_tensor(fn, "dst", dst, stream->device, &n_dst);
-    if (st == KP_OK)
-        st = check_qfloat(fn, "dst", dst);
+        st = check_qfloat_tensor(fn, "dst", dst, stream->device, &n_dst);
     if (st == KP_OK)
         st = vector_operand(fn, "dst", dst, &yo);
     if (st == KP_OK && (xo.n != w->cols || yo.n != w->rows || xo.batch != yo.batch))
