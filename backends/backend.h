@@ -14,10 +14,13 @@
 
 /* Native handles are opaque to the front-end: `dev` is what device_open
  * returned; stream NULL means the device's default stream. */
+struct kp_device_limits;
+
 #define KP_BACKEND_SLOTS(X)                                                                   \
     X(kp_status, init, (void))                                                                \
     X(kp_status, device_count, (int *count))                                                  \
-    X(kp_status, device_open, (int ordinal, void **dev, kp_device_info *info))                \
+    X(kp_status, device_open, (int ordinal, void **dev, kp_device_info *info,                 \
+                               struct kp_device_limits *limits))                              \
     X(void, device_close, (void *dev))                                                        \
     X(kp_status, device_synchronize, (void *dev))                                             \
     X(kp_status, mem_alloc, (void *dev, size_t bytes, void **ptr))                            \
@@ -26,6 +29,9 @@
     X(kp_status, memcpy_d2h, (void *dev, void *stream, void *dst, const void *src, size_t n)) \
     X(kp_status, memcpy_d2d, (void *dev, void *stream, void *dst, const void *src, size_t n)) \
     X(kp_status, memset_d8, (void *dev, void *stream, void *dst, uint8_t value, size_t n))    \
+    /* dst and src on two devices; queued on `stream` of device `dev` */                      \
+    X(kp_status, memcpy_peer, (void *dev, void *stream, void *dst_dev, void *dst,            \
+                               void *src_dev, const void *src, size_t n))                     \
     X(kp_status, stream_create, (void *dev, void **stream))                                   \
     X(void, stream_destroy, (void *dev, void *stream))                                        \
     X(kp_status, stream_synchronize, (void *dev, void *stream))                               \
@@ -37,8 +43,17 @@
     X(kp_status, module_load, (void *dev, const struct kp_code_object *code, void **module))  \
     X(void, module_unload, (void *dev, void *module))                                         \
     X(kp_status, module_function, (void *dev, void *module, const char *name, void **fn))    \
+    /* what the loaded code of `fn` allows: threads per block, static shared bytes */        \
+    X(kp_status, function_limits, (void *dev, void *fn, int *max_threads, int *static_shared)) \
     X(kp_status, launch, (void *dev, void *fn, const struct kp_launch_dims *dims,            \
                           void *stream, void **args))
+
+/* Launch limits of a device (the public kp_device_info has the rest). */
+struct kp_device_limits {
+    unsigned max_block[3];       /* threads per block in x, y, z */
+    unsigned max_grid[3];        /* blocks in x, y, z */
+    size_t max_shared_bytes;     /* static + dynamic shared memory (LDS) per block */
+};
 
 struct kp_launch_dims {
     unsigned grid[3];

@@ -34,7 +34,7 @@ kp_status kp_device_open(int ordinal, kp_device **out)
     if (!dev)
         return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_device_open: out of host memory");
     dev->be = be;
-    st = be->device_open(ordinal, &dev->native, &dev->info);
+    st = be->device_open(ordinal, &dev->native, &dev->info, &dev->limits);
     if (st != KP_OK) {
         free(dev);
         return st;
@@ -52,6 +52,7 @@ void kp_device_close(kp_device **device)
     kp_device *dev = *device;
     dev->be->device_synchronize(dev->native);
     kp_module_cache_release(dev);
+    kp_user_modules_release(dev);
     dev->be->device_close(dev->native);
     pthread_mutex_destroy(&dev->cache_lock);
     free(dev);

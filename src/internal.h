@@ -40,12 +40,32 @@ struct kp_module_slot {
     void **functions;    /* one per descriptor kernel, same order */
 };
 
+/* A kernel of a user module, loaded on one device (user_modules.c). */
+struct kp_kernel {
+    kp_device *device;
+    const kp_module_desc *module;
+    const kp_kernel_desc *desc;
+    void *function;
+    int max_threads;     /* what the loaded code allows per block */
+    int static_shared;   /* bytes of static shared memory (LDS) */
+};
+
+/* A user module loaded on a device; the device keeps a list of them. */
+struct kp_user_module {
+    const kp_module_desc *desc;
+    void *module;
+    struct kp_kernel *kernels;   /* one per descriptor kernel, same order */
+    struct kp_user_module *next;
+};
+
 struct kp_device {
     const struct kp_backend *be;
     void *native;
     kp_device_info info;
-    pthread_mutex_t cache_lock;
+    struct kp_device_limits limits;
+    pthread_mutex_t cache_lock;  /* guards loading: built-in slots and user_modules */
     struct kp_module_slot modules[KP_MODULE_COUNT];
+    struct kp_user_module *user_modules;
 };
 
 struct kp_buffer {
@@ -58,6 +78,7 @@ struct kp_buffer {
 struct kp_stream {
     kp_device *device;
     void *native;
+    bool owned;          /* false for a wrapped native stream: never destroyed here */
     pthread_mutex_t scratch_lock;
     void *scratch;       /* KP_STREAM_SCRATCH_BYTES of device memory, or NULL until first use */
 };
@@ -92,9 +113,16 @@ const struct kp_code_object *kp_select_code_object(const struct kp_module_desc *
  * on first use (once per device, thread-safe). */
 kp_status kp_module_function(kp_device *dev, enum kp_module_id id, const char *kernel, void **fn);
 kp_status kp_module_load(kp_device *dev, enum kp_module_id id);
+/* Loads the code of `desc` that runs on `dev` and resolves every kernel
+ * (functions: desc->kernel_count entries); the caller holds dev->cache_lock. */
+kp_status kp_module_load_code(kp_device *dev, const struct kp_module_desc *desc, void **module,
+                              void **functions);
 void kp_module_cache_release(kp_device *dev);
 /* Index of `kernel` in desc->kernels, or -1. */
 long kp_module_kernel_index(const struct kp_module_desc *desc, const char *kernel);
+
+/* ---- user modules (user_modules.c) */
+void kp_user_modules_release(kp_device *dev);
 
 /* ---- launching (launch.c) */
 /* Grid for `items` independent work items in blocks of `block` threads,

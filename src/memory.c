@@ -133,3 +133,27 @@ kp_status kp_memset(kp_stream *stream, kp_buffer *dst, size_t dst_offset, uint8_
     kp_device *dev = stream->device;
     return dev->be->memset_d8(dev->native, stream->native, (char *)dst->ptr + dst_offset, value, bytes);
 }
+
+kp_status kp_memcpy_peer(kp_stream *stream, kp_buffer *dst, size_t dst_offset,
+                         const kp_buffer *src, size_t src_offset, size_t bytes)
+{
+    kp_status st = kp_check_stream(__func__, stream);
+    if (st != KP_OK)
+        return st;
+    KP_CHECK_NOT_NULL(dst);
+    KP_CHECK_NOT_NULL(src);
+    kp_device *dev = stream->device;
+    if (dst->device != dev && src->device != dev)
+        return kp_fail(KP_ERR_DEVICE_MISMATCH,
+                       "%s: the stream is on device %d, but dst is on device %d and src on device %d",
+                       __func__, dev->info.ordinal, dst->device->info.ordinal, src->device->info.ordinal);
+    if ((st = check_range(__func__, "dst", dst, dst_offset, bytes)) != KP_OK ||
+        (st = check_range(__func__, "src", src, src_offset, bytes)) != KP_OK || !bytes)
+        return st;
+    char *d = (char *)dst->ptr + dst_offset;
+    const char *s = (const char *)src->ptr + src_offset;
+    if (dst->device == src->device)
+        return dev->be->memcpy_d2d(dev->native, stream->native, d, s, bytes);
+    return dev->be->memcpy_peer(dev->native, stream->native, dst->device->native, d,
+                                src->device->native, s, bytes);
+}

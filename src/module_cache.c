@@ -9,18 +9,18 @@
 
 static int compare_name(const void *key, const void *elem)
 {
-    return strcmp((const char *)key, *(const char *const *)elem);
+    return strcmp((const char *)key, ((const kp_kernel_desc *)elem)->name);
 }
 
 long kp_module_kernel_index(const struct kp_module_desc *desc, const char *kernel)
 {
-    const char *const *hit = bsearch(kernel, desc->kernels, desc->kernel_count,
+    const kp_kernel_desc *hit = bsearch(kernel, desc->kernels, desc->kernel_count,
                                      sizeof(desc->kernels[0]), compare_name);
     return hit ? (long)(hit - desc->kernels) : -1;
 }
 
-static kp_status load_locked(kp_device *dev, const struct kp_module_desc *desc,
-                             struct kp_module_slot *slot)
+kp_status kp_module_load_code(kp_device *dev, const struct kp_module_desc *desc, void **module,
+                              void **functions)
 {
     const struct kp_code_object *code = kp_select_code_object(desc, dev->info.arch);
     if (!code) {
@@ -33,24 +33,36 @@ static kp_status load_locked(kp_device *dev, const struct kp_module_desc *desc,
                        "module '%s' has no code object for device %d (%s, arch %s); built for %s",
                        desc->name, dev->info.ordinal, dev->info.name, dev->info.arch, built);
     }
+    *module = NULL;
+    kp_status st = dev->be->module_load(dev->native, code, module);
+    for (size_t i = 0; st == KP_OK && i < desc->kernel_count; i++)
+        st = dev->be->module_function(dev->native, *module, desc->kernels[i].name, &functions[i]);
+    if (st != KP_OK) {
+        if (*module)
+            dev->be->module_unload(dev->native, *module);
+        *module = NULL;
+        return st;
+    }
+    kp_log(KP_LOG_DEBUG, "loaded module '%s' (%s, %zu kernels) on device %d", desc->name,
+           kp_code_format_name(code->format), desc->kernel_count, dev->info.ordinal);
+    return KP_OK;
+}
+
+static kp_status load_locked(kp_device *dev, const struct kp_module_desc *desc,
+                             struct kp_module_slot *slot)
+{
     void **functions = calloc(desc->kernel_count, sizeof(*functions));
     if (!functions)
         return kp_fail(KP_ERR_OUT_OF_MEMORY, "module '%s': out of host memory", desc->name);
     void *module = NULL;
-    kp_status st = dev->be->module_load(dev->native, code, &module);
-    for (size_t i = 0; st == KP_OK && i < desc->kernel_count; i++)
-        st = dev->be->module_function(dev->native, module, desc->kernels[i], &functions[i]);
+    kp_status st = kp_module_load_code(dev, desc, &module, functions);
     if (st != KP_OK) {
-        if (module)
-            dev->be->module_unload(dev->native, module);
         free(functions);
         return st;
     }
     slot->module = module;
     slot->functions = functions;
     atomic_store_explicit(&slot->ready, 1, memory_order_release);
-    kp_log(KP_LOG_DEBUG, "loaded module '%s' (%s, %zu kernels) on device %d", desc->name,
-           kp_code_format_name(code->format), desc->kernel_count, dev->info.ordinal);
     return KP_OK;
 }
 

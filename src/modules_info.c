@@ -41,7 +41,7 @@ const char *kp_module_kernel_name(size_t index, size_t kernel)
 {
     if (index >= KP_MODULE_COUNT || kernel >= kp_builtin_modules[index]->kernel_count)
         return NULL;
-    return kp_builtin_modules[index]->kernels[kernel];
+    return kp_builtin_modules[index]->kernels[kernel].name;
 }
 
 size_t kp_module_resource_count(size_t index)

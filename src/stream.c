@@ -3,27 +3,54 @@
 
 #include "internal.h"
 
-kp_status kp_stream_create(kp_device *device, kp_stream **out)
+static kp_status new_stream(const char *fn, kp_device *device, kp_stream **out, kp_stream **s)
 {
     KP_CHECK_NOT_NULL(out);
     *out = NULL;
     KP_CHECK_NOT_NULL(device);
-    kp_stream *s = calloc(1, sizeof(*s));
-    if (!s)
-        return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_stream_create: out of host memory");
-    s->device = device;
-    if (pthread_mutex_init(&s->scratch_lock, NULL) != 0) {
-        free(s);
-        return kp_fail(KP_ERR_OUT_OF_MEMORY, "kp_stream_create: cannot create a mutex");
+    *s = calloc(1, sizeof(**s));
+    if (!*s)
+        return kp_fail(KP_ERR_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    (*s)->device = device;
+    if (pthread_mutex_init(&(*s)->scratch_lock, NULL) != 0) {
+        free(*s);
+        return kp_fail(KP_ERR_OUT_OF_MEMORY, "%s: cannot create a mutex", fn);
     }
-    kp_status st = device->be->stream_create(device->native, &s->native);
+    return KP_OK;
+}
+
+kp_status kp_stream_create(kp_device *device, kp_stream **out)
+{
+    kp_stream *s = NULL;
+    kp_status st = new_stream(__func__, device, out, &s);
+    if (st != KP_OK)
+        return st;
+    st = device->be->stream_create(device->native, &s->native);
     if (st != KP_OK) {
         pthread_mutex_destroy(&s->scratch_lock);
         free(s);
         return st;
     }
+    s->owned = true;
     *out = s;
     return KP_OK;
+}
+
+kp_status kp_stream_wrap(kp_device *device, void *native_stream, kp_stream **out)
+{
+    kp_stream *s = NULL;
+    kp_status st = new_stream(__func__, device, out, &s);
+    if (st != KP_OK)
+        return st;
+    s->native = native_stream;
+    s->owned = false;
+    *out = s;
+    return KP_OK;
+}
+
+void *kp_stream_native_handle(const kp_stream *stream)
+{
+    return stream ? stream->native : NULL;
 }
 
 void kp_stream_destroy(kp_stream **stream)
@@ -31,10 +58,13 @@ void kp_stream_destroy(kp_stream **stream)
     if (!stream || !*stream)
         return;
     kp_stream *s = *stream;
+    /* Wait even for a wrapped stream: its queued work may use the scratch
+     * area freed below. */
     s->device->be->stream_synchronize(s->device->native, s->native);
     if (s->scratch)
         s->device->be->mem_free(s->device->native, s->scratch);
-    s->device->be->stream_destroy(s->device->native, s->native);
+    if (s->owned)
+        s->device->be->stream_destroy(s->device->native, s->native);
     pthread_mutex_destroy(&s->scratch_lock);
     free(s);
     *stream = NULL;

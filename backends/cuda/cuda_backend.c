@@ -93,7 +93,8 @@ static kp_status cuda_device_count(int *count)
 }
 
 static kp_backend_device_open_fn cuda_device_open;
-static kp_status cuda_device_open(int ordinal, void **out, kp_device_info *info)
+static kp_status cuda_device_open(int ordinal, void **out, kp_device_info *info,
+                                  struct kp_device_limits *limits)
 {
     struct cuda_device *d = calloc(1, sizeof(*d));
     if (!d)
@@ -107,6 +108,16 @@ static kp_status cuda_device_open(int ordinal, void **out, kp_device_info *info)
     if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&info->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev);
     if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&info->warp_size, CU_DEVICE_ATTRIBUTE_WARP_SIZE, d->dev);
     if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&info->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->dev);
+    for (int i = 0; i < 3; i++) {
+        int block = 0, grid = 0;
+        if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&block, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i, d->dev);
+        if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&grid, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i, d->dev);
+        limits->max_block[i] = (unsigned)block;
+        limits->max_grid[i] = (unsigned)grid;
+    }
+    int shared = 0;
+    if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, d->dev);
+    limits->max_shared_bytes = (size_t)shared;
     if (r == CUDA_SUCCESS) r = cu.DeviceTotalMem(&total, d->dev);
     if (r == CUDA_SUCCESS) r = cu.DevicePrimaryCtxRetain(&d->ctx, d->dev);
     if (r != CUDA_SUCCESS) {
@@ -183,6 +194,16 @@ static kp_status cuda_memset_d8(void *dev, void *stream, void *dst, uint8_t valu
 {
     USE(dev);
     CU_CALL(cu.MemsetD8Async(DPTR(dst), value, n, stream));
+    return KP_OK;
+}
+
+static kp_backend_memcpy_peer_fn cuda_memcpy_peer;
+static kp_status cuda_memcpy_peer(void *dev, void *stream, void *dst_dev, void *dst,
+                                  void *src_dev, const void *src, size_t n)
+{
+    USE(dev);
+    CU_CALL(cu.MemcpyPeerAsync(DPTR(dst), ((struct cuda_device *)dst_dev)->ctx, DPTR(src),
+                               ((struct cuda_device *)src_dev)->ctx, n, stream));
     return KP_OK;
 }
 
@@ -271,6 +292,15 @@ static kp_status cuda_module_function(void *dev, void *module, const char *name,
     return KP_OK;
 }
 
+static kp_backend_function_limits_fn cuda_function_limits;
+static kp_status cuda_function_limits(void *dev, void *fn, int *max_threads, int *static_shared)
+{
+    USE(dev);
+    CU_CALL(cu.FuncGetAttribute(max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
+    CU_CALL(cu.FuncGetAttribute(static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+    return KP_OK;
+}
+
 static kp_backend_launch_fn cuda_launch;
 static kp_status cuda_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *stream, void **args)
 {
@@ -293,6 +323,7 @@ const struct kp_backend kp_backend_builtin = {
     .memcpy_d2h = cuda_memcpy_d2h,
     .memcpy_d2d = cuda_memcpy_d2d,
     .memset_d8 = cuda_memset_d8,
+    .memcpy_peer = cuda_memcpy_peer,
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .stream_synchronize = cuda_stream_synchronize,
@@ -304,5 +335,6 @@ const struct kp_backend kp_backend_builtin = {
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
     .module_function = cuda_module_function,
+    .function_limits = cuda_function_limits,
     .launch = cuda_launch,
 };

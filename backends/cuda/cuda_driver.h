@@ -29,10 +29,18 @@ enum {
 
 enum {
     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,     /* _Y = 3, _Z = 4 */
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,      /* _Y = 6, _Z = 7 */
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
     CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum {
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
 };
 
 #define CU_STREAM_NON_BLOCKING 0x1
@@ -57,6 +65,8 @@ enum {
     X(CUresult, "cuMemcpyHtoDAsync_v2", MemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream)) \
     X(CUresult, "cuMemcpyDtoHAsync_v2", MemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream)) \
     X(CUresult, "cuMemcpyDtoDAsync_v2", MemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+    X(CUresult, "cuMemcpyPeerAsync", MemcpyPeerAsync, (CUdeviceptr, CUcontext, CUdeviceptr,   \
+                                                       CUcontext, size_t, CUstream))          \
     X(CUresult, "cuMemsetD8Async", MemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream)) \
     X(CUresult, "cuStreamCreate", StreamCreate, (CUstream *, unsigned))                       \
     X(CUresult, "cuStreamDestroy_v2", StreamDestroy, (CUstream))                              \
@@ -69,6 +79,7 @@ enum {
     X(CUresult, "cuModuleLoadData", ModuleLoadData, (CUmodule *, const void *))               \
     X(CUresult, "cuModuleUnload", ModuleUnload, (CUmodule))                                   \
     X(CUresult, "cuModuleGetFunction", ModuleGetFunction, (CUfunction *, CUmodule, const char *)) \
+    X(CUresult, "cuFuncGetAttribute", FuncGetAttribute, (int *, int, CUfunction))             \
     X(CUresult, "cuLaunchKernel", LaunchKernel, (CUfunction, unsigned, unsigned, unsigned,    \
                                                  unsigned, unsigned, unsigned, unsigned,      \
                                                  CUstream, void **, void **))

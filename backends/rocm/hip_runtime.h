@@ -23,9 +23,17 @@ enum {
 };
 
 enum {
+    hipDeviceAttributeMaxBlockDimX = 26,         /* Y = 27, Z = 28 */
+    hipDeviceAttributeMaxGridDimX = 29,          /* Y = 30, Z = 31 */
     hipDeviceAttributeMaxThreadsPerBlock = 56,
     hipDeviceAttributeMultiprocessorCount = 63,
+    hipDeviceAttributeMaxSharedMemoryPerBlock = 74,
     hipDeviceAttributeWarpSize = 87,
+};
+
+enum {
+    HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
 };
 
 #define hipStreamNonBlocking 0x1
@@ -50,6 +58,8 @@ enum {
     X(hipError_t, "hipMemcpyHtoDAsync", MemcpyHtoDAsync, (void *, const void *, size_t, hipStream_t)) \
     X(hipError_t, "hipMemcpyDtoHAsync", MemcpyDtoHAsync, (void *, const void *, size_t, hipStream_t)) \
     X(hipError_t, "hipMemcpyDtoDAsync", MemcpyDtoDAsync, (void *, const void *, size_t, hipStream_t)) \
+    X(hipError_t, "hipMemcpyPeerAsync", MemcpyPeerAsync, (void *, int, const void *, int, size_t, \
+                                                          hipStream_t))                       \
     X(hipError_t, "hipMemsetD8Async", MemsetD8Async, (void *, unsigned char, size_t, hipStream_t)) \
     X(hipError_t, "hipStreamCreateWithFlags", StreamCreateWithFlags, (hipStream_t *, unsigned)) \
     X(hipError_t, "hipStreamDestroy", StreamDestroy, (hipStream_t))                          \
@@ -62,6 +72,7 @@ enum {
     X(hipError_t, "hipModuleLoadData", ModuleLoadData, (hipModule_t *, const void *))        \
     X(hipError_t, "hipModuleUnload", ModuleUnload, (hipModule_t))                            \
     X(hipError_t, "hipModuleGetFunction", ModuleGetFunction, (hipFunction_t *, hipModule_t, const char *)) \
+    X(hipError_t, "hipFuncGetAttribute", FuncGetAttribute, (int *, int, hipFunction_t))      \
     X(hipError_t, "hipModuleLaunchKernel", ModuleLaunchKernel, (hipFunction_t, unsigned, unsigned, \
                                                                 unsigned, unsigned, unsigned,      \
                                                                 unsigned, unsigned, hipStream_t,   \

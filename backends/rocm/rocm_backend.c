@@ -131,7 +131,8 @@ static void arch_from_props(const unsigned char *props, char *arch, size_t size)
 }
 
 static kp_backend_device_open_fn rocm_device_open;
-static kp_status rocm_device_open(int ordinal, void **out, kp_device_info *info)
+static kp_status rocm_device_open(int ordinal, void **out, kp_device_info *info,
+                                  struct kp_device_limits *limits)
 {
     unsigned char *props = calloc(1, KP_HIP_PROPS_BUFFER);
     struct rocm_device *d = calloc(1, sizeof(*d));
@@ -147,6 +148,16 @@ static kp_status rocm_device_open(int ordinal, void **out, kp_device_info *info)
     if (r == hipSuccess) r = hip.DeviceGetAttribute(&info->multiprocessors, hipDeviceAttributeMultiprocessorCount, ordinal);
     if (r == hipSuccess) r = hip.DeviceGetAttribute(&info->warp_size, hipDeviceAttributeWarpSize, ordinal);
     if (r == hipSuccess) r = hip.DeviceGetAttribute(&info->max_threads_per_block, hipDeviceAttributeMaxThreadsPerBlock, ordinal);
+    for (int i = 0; i < 3; i++) {
+        int block = 0, grid = 0;
+        if (r == hipSuccess) r = hip.DeviceGetAttribute(&block, hipDeviceAttributeMaxBlockDimX + i, ordinal);
+        if (r == hipSuccess) r = hip.DeviceGetAttribute(&grid, hipDeviceAttributeMaxGridDimX + i, ordinal);
+        limits->max_block[i] = (unsigned)block;
+        limits->max_grid[i] = (unsigned)grid;
+    }
+    int shared = 0;
+    if (r == hipSuccess) r = hip.DeviceGetAttribute(&shared, hipDeviceAttributeMaxSharedMemoryPerBlock, ordinal);
+    limits->max_shared_bytes = (size_t)shared;
     if (r == hipSuccess) r = hip.DeviceTotalMem(&total, ordinal);
     if (r == hipSuccess) r = hip.GetDeviceProperties(props, ordinal);
     if (r == hipSuccess)
@@ -219,6 +230,16 @@ static kp_status rocm_memset_d8(void *dev, void *stream, void *dst, uint8_t valu
 {
     USE(dev);
     HIP_CALL(hip.MemsetD8Async(dst, value, n, stream));
+    return KP_OK;
+}
+
+static kp_backend_memcpy_peer_fn rocm_memcpy_peer;
+static kp_status rocm_memcpy_peer(void *dev, void *stream, void *dst_dev, void *dst,
+                                  void *src_dev, const void *src, size_t n)
+{
+    USE(dev);
+    HIP_CALL(hip.MemcpyPeerAsync(dst, ((struct rocm_device *)dst_dev)->ordinal, src,
+                                 ((struct rocm_device *)src_dev)->ordinal, n, stream));
     return KP_OK;
 }
 
@@ -307,6 +328,15 @@ static kp_status rocm_module_function(void *dev, void *module, const char *name,
     return KP_OK;
 }
 
+static kp_backend_function_limits_fn rocm_function_limits;
+static kp_status rocm_function_limits(void *dev, void *fn, int *max_threads, int *static_shared)
+{
+    USE(dev);
+    HIP_CALL(hip.FuncGetAttribute(max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
+    HIP_CALL(hip.FuncGetAttribute(static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+    return KP_OK;
+}
+
 static kp_backend_launch_fn rocm_launch;
 static kp_status rocm_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *stream, void **args)
 {
@@ -329,6 +359,7 @@ const struct kp_backend kp_backend_builtin = {
     .memcpy_d2h = rocm_memcpy_d2h,
     .memcpy_d2d = rocm_memcpy_d2d,
     .memset_d8 = rocm_memset_d8,
+    .memcpy_peer = rocm_memcpy_peer,
     .stream_create = rocm_stream_create,
     .stream_destroy = rocm_stream_destroy,
     .stream_synchronize = rocm_stream_synchronize,
@@ -340,5 +371,6 @@ const struct kp_backend kp_backend_builtin = {
     .module_load = rocm_module_load,
     .module_unload = rocm_module_unload,
     .module_function = rocm_module_function,
+    .function_limits = rocm_function_limits,
     .launch = rocm_launch,
 };

@@ -3,7 +3,19 @@
  * Thread-safety: every function here may be called from any thread. A device,
  * buffer, stream or event may be shared between threads; work submitted to
  * one stream runs in submission order. Destroy functions must not race with
- * other use of the same object. */
+ * other use of the same object.
+ *
+ * Several devices: each opened device has its own loaded modules, buffers,
+ * streams and events. An op's operands must all belong to its stream's
+ * device (else KP_ERR_DEVICE_MISMATCH, nothing queued); kp_memcpy_peer
+ * copies between two devices.
+ *
+ * Contexts: kernelpack works in each device's primary context (CUDA) or on
+ * the device's ordinal (HIP), the ones the CUDA and HIP runtimes use, so
+ * memory and streams of the runtime (PyTorch, cuBLAS, NCCL, ...) can be
+ * shared with it: kp_buffer_wrap takes a runtime allocation, kp_stream_wrap a
+ * runtime stream. Each call makes its device current on the calling thread
+ * (cuCtxSetCurrent / hipSetDevice) and leaves it so. */
 #ifndef KERNELPACK_DEVICE_H
 #define KERNELPACK_DEVICE_H
 
@@ -61,6 +73,17 @@ KP_API kp_status kp_stream_create(kp_device *device, kp_stream **out);
 /* Waits for the stream, destroys it and sets *stream to NULL; NULL is a no-op. */
 KP_API void kp_stream_destroy(kp_stream **stream);
 KP_API kp_status kp_stream_synchronize(kp_stream *stream);
+/* Describes a native stream of `device` (a CUstream or hipStream_t cast to
+ * void *, e.g. PyTorch's current stream; NULL is the device's default
+ * stream) as a kp_stream. kernelpack queues its work on it in order with
+ * what its owner queues there, and never destroys it: kp_stream_destroy
+ * waits for it and frees only kernelpack's side. The native stream must
+ * belong to `device`'s context and outlive the kp_stream. */
+KP_API kp_status kp_stream_wrap(kp_device *device, void *native_stream, kp_stream **out);
+/* The native stream (CUstream / hipStream_t) behind a kp_stream, created or
+ * wrapped, to queue other libraries' work in order with kernelpack's. NULL
+ * for a NULL stream (and for a wrapped default stream). */
+KP_API void *kp_stream_native_handle(const kp_stream *stream);
 
 /* Copies and memset, queued on `stream`; offsets and sizes in bytes. Host
  * memory must stay valid until the stream has been synchronized. */
@@ -72,6 +95,11 @@ KP_API kp_status kp_memcpy_d2d(kp_stream *stream, kp_buffer *dst, size_t dst_off
                                const kp_buffer *src, size_t src_offset, size_t bytes);
 KP_API kp_status kp_memset(kp_stream *stream, kp_buffer *dst, size_t dst_offset,
                            uint8_t value, size_t bytes);
+/* Copies between buffers of two devices (or one), queued on `stream`, which
+ * belongs to the device of dst or of src; the driver routes it over the peer
+ * link where there is one, else through the host. */
+KP_API kp_status kp_memcpy_peer(kp_stream *stream, kp_buffer *dst, size_t dst_offset,
+                                const kp_buffer *src, size_t src_offset, size_t bytes);
 
 /* Events: points in a stream, for ordering and timing. */
 KP_API kp_status kp_event_create(kp_device *device, kp_event **out);

@@ -11,5 +11,6 @@
 #include "quantized.h"
 #include "reduce.h"
 #include "modules.h"
+#include "user_kernels.h"
 
 #endif

@@ -9,9 +9,11 @@ struct fake_state fake;
 
 static kp_status f_init(void) { return KP_OK; }
 static kp_status f_device_count(int *count) { *count = 1; return KP_OK; }
-static kp_status f_device_open(int ordinal, void **dev, kp_device_info *info)
+static kp_status f_device_open(int ordinal, void **dev, kp_device_info *info,
+                               struct kp_device_limits *limits)
 {
     (void)ordinal;
+    *limits = (struct kp_device_limits){{1024, 1024, 64}, {0x7fffffffu, 65535, 65535}, 48 * 1024};
     *dev = &fake;
     snprintf(info->name, sizeof(info->name), "fake device");
     snprintf(info->arch, sizeof(info->arch), "%s", fake.arch);
@@ -36,6 +38,13 @@ static kp_status f_copy(void *dev, void *stream, void *dst, const void *src, siz
     memmove(dst, src, n);
     return KP_OK;
 }
+static kp_status f_copy_peer(void *dev, void *stream, void *dst_dev, void *dst, void *src_dev,
+                             const void *src, size_t n)
+{
+    (void)dev; (void)stream; (void)dst_dev; (void)src_dev;
+    memmove(dst, src, n);
+    return KP_OK;
+}
 static kp_status f_memset(void *dev, void *stream, void *dst, uint8_t v, size_t n)
 {
     (void)dev; (void)stream;
@@ -43,7 +52,12 @@ static kp_status f_memset(void *dev, void *stream, void *dst, uint8_t v, size_t 
     return KP_OK;
 }
 static kp_status f_stream_create(void *dev, void **s) { (void)dev; *s = malloc(1); return KP_OK; }
-static void f_stream_destroy(void *dev, void *s) { (void)dev; free(s); }
+static void f_stream_destroy(void *dev, void *s)
+{
+    (void)dev;
+    atomic_fetch_add(&fake.stream_destroys, 1);
+    free(s);
+}
 static kp_status f_stream_sync(void *dev, void *s) { (void)dev; (void)s; return KP_OK; }
 static kp_status f_event_create(void *dev, void **e) { (void)dev; *e = malloc(1); return KP_OK; }
 static void f_event_destroy(void *dev, void *e) { (void)dev; free(e); }
@@ -66,10 +80,19 @@ static kp_status f_module_function(void *dev, void *module, const char *name, vo
     *fn = (void *)name;  /* the descriptor's string: lives as long as the library */
     return KP_OK;
 }
+static kp_status f_function_limits(void *dev, void *fn, int *max_threads, int *static_shared)
+{
+    (void)dev; (void)fn;
+    *max_threads = fake.function_max_threads;
+    *static_shared = fake.function_static_shared;
+    return KP_OK;
+}
 static kp_status f_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *s, void **args)
 {
-    (void)dev; (void)s; (void)args;
+    (void)dev; (void)s;
     atomic_fetch_add(&fake.launches, 1);
+    if (fake.launch_hook)
+        fake.launch_hook(args);
     fake.last_dims = *d;
     snprintf(fake.last_kernel, sizeof(fake.last_kernel), "%s", (const char *)fn);
     return KP_OK;
@@ -88,6 +111,7 @@ const struct kp_backend fake_backend = {
     .memcpy_d2h = f_copy,
     .memcpy_d2d = f_copy,
     .memset_d8 = f_memset,
+    .memcpy_peer = f_copy_peer,
     .stream_create = f_stream_create,
     .stream_destroy = f_stream_destroy,
     .stream_synchronize = f_stream_sync,
@@ -99,6 +123,7 @@ const struct kp_backend fake_backend = {
     .module_load = f_module_load,
     .module_unload = f_module_unload,
     .module_function = f_module_function,
+    .function_limits = f_function_limits,
     .launch = f_launch,
 };
 
@@ -110,5 +135,9 @@ void fake_install(const char *arch)
     atomic_store(&fake.launches, 0);
     fake.last_kernel[0] = '\0';
     fake.load_delay_us = 0;
+    fake.function_max_threads = 1024;
+    fake.function_static_shared = 0;
+    fake.launch_hook = NULL;
+    atomic_store(&fake.stream_destroys, 0);
     kp_backend_override(&fake_backend);
 }

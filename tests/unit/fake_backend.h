@@ -14,6 +14,10 @@ struct fake_state {
     char last_kernel[64];       /* name of the last launched kernel */
     struct kp_launch_dims last_dims;  /* and its grid and block */
     int load_delay_us;          /* widen the race window in module_load */
+    int function_max_threads;   /* what function_limits reports for every kernel */
+    int function_static_shared;
+    void (*launch_hook)(void **args);  /* called by each launch with its argument array */
+    atomic_int stream_destroys;
 };
 
 extern struct fake_state fake;

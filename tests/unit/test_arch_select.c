@@ -47,7 +47,7 @@ START_TEST(test_select_first_match)
         {KP_CODE_FATBIN, "sm_80", (const unsigned char *)"a", 1},
         {KP_CODE_PTX, "compute_75", (const unsigned char *)"b", 1},
     };
-    struct kp_module_desc d = {"t", 0, objs, 2, NULL, 0};
+    struct kp_module_desc d = {KP_MODULE_DESC_VERSION, "t", objs, 2, NULL, 0, NULL, 0};
     ck_assert_ptr_eq(kp_select_code_object(&d, "sm_86"), &objs[0]);
     ck_assert_ptr_eq(kp_select_code_object(&d, "sm_90"), &objs[1]);
     ck_assert_ptr_null(kp_select_code_object(&d, "sm_70"));

@@ -10,7 +10,7 @@ START_TEST(test_every_module_is_described)
     for (int i = 0; i < KP_MODULE_COUNT; i++) {
         const struct kp_module_desc *d = kp_builtin_modules[i];
         ck_assert_ptr_nonnull(d);
-        ck_assert_int_eq(d->id, i);
+        ck_assert_uint_eq(d->version, KP_MODULE_DESC_VERSION);
         ck_assert(strlen(d->name) > 0);
         ck_assert_uint_ge(d->object_count, 1);
         ck_assert_uint_ge(d->kernel_count, 1);
@@ -59,8 +59,25 @@ START_TEST(test_kernel_tables_sorted_and_unique)
     for (int i = 0; i < KP_MODULE_COUNT; i++) {
         const struct kp_module_desc *d = kp_builtin_modules[i];
         for (size_t k = 1; k < d->kernel_count; k++)
-            ck_assert_msg(strcmp(d->kernels[k - 1], d->kernels[k]) < 0, "%s: %s !< %s", d->name,
-                          d->kernels[k - 1], d->kernels[k]);
+            ck_assert_msg(strcmp(d->kernels[k - 1].name, d->kernels[k].name) < 0, "%s: %s !< %s",
+                          d->name, d->kernels[k - 1].name, d->kernels[k].name);
+    }
+}
+END_TEST
+
+/* Parameter sizes read from the compiled code: every built-in kernel takes
+ * arguments, each a pointer, a scalar or a small struct. */
+START_TEST(test_kernel_parameters_read_back)
+{
+    for (int i = 0; i < KP_MODULE_COUNT; i++) {
+        const struct kp_module_desc *d = kp_builtin_modules[i];
+        for (size_t k = 0; k < d->kernel_count; k++) {
+            const kp_kernel_desc *kd = &d->kernels[k];
+            ck_assert_msg(kd->param_count > 0 && kd->param_sizes, "%s has no parameters", kd->name);
+            for (uint32_t p = 0; p < kd->param_count; p++)
+                ck_assert_msg(kd->param_sizes[p] >= 1 && kd->param_sizes[p] <= 4096,
+                              "%s: parameter %u is %u bytes", kd->name, p, kd->param_sizes[p]);
+        }
     }
 }
 END_TEST
@@ -156,6 +173,7 @@ int main(void)
     tcase_add_test(tc, test_every_module_is_described);
     tcase_add_test(tc, test_code_objects_match_configured_targets);
     tcase_add_test(tc, test_kernel_tables_sorted_and_unique);
+    tcase_add_test(tc, test_kernel_parameters_read_back);
     tcase_add_test(tc, test_every_launcher_kernel_exists);
     tcase_add_test(tc, test_backend_slots_all_filled);
     tcase_add_test(tc, test_public_introspection);
