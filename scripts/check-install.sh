@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Installs a kernelpack build into a scratch DESTDIR and checks the tree a
 # distribution package would ship from it:
-#   - only the library, headers, kernelpack.pc, tools and docs, under the
-#     configured prefix and libdir;
+#   - only the library, headers (the C API and the kernels' portability
+#     headers under kernelpack/device/), kernelpack.pc, tools, the module
+#     builder kp-build-module with its scripts (libexecdir/kernelpack) and
+#     docs, under the configured prefix and libdir;
+#   - the staged kp-build-module runs and finds its settings, and
+#     kernelpack.pc's build_module names it;
 #   - SONAME libkernelpack.so.0, the .so.0 and .so symlinks;
 #   - no RPATH or RUNPATH in any installed ELF file, and the installed kp-info
 #     runs against the installed library;
@@ -26,12 +30,13 @@ DESTDIR=$dest meson install -C "$build" --quiet >/dev/null
 options=$(meson introspect --buildoptions "$build" | python3 -c '
 import json, sys
 opts = {o["name"]: o["value"] for o in json.load(sys.stdin)}
-print(*[opts[k] for k in ("prefix", "libdir", "bindir", "includedir", "datadir",
+print(*[opts[k] for k in ("prefix", "libdir", "bindir", "includedir", "datadir", "libexecdir",
                           "default_library", "tools", "gpu_backend")])')
-read -r prefix libdir bindir includedir datadir default_library tools option_backend <<<"$options"
+read -r prefix libdir bindir includedir datadir libexecdir default_library tools option_backend <<<"$options"
 version=$(meson introspect --projectinfo "$build" | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
 abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
 libdir=$(abs "$libdir") bindir=$(abs "$bindir") includedir=$(abs "$includedir") datadir=$(abs "$datadir")
+libexecdir=$(abs "$libexecdir")
 note "prefix $prefix, libdir $libdir, default_library $default_library, version $version"
 
 errors=0
@@ -49,6 +54,11 @@ expected_files() {
     echo "$libdir/pkgconfig/kernelpack.pc" "$datadir/doc/kernelpack/LICENSE" "$datadir/doc/kernelpack/README.md"
     for h in "$KP_SOURCE_ROOT"/include/kernelpack/*.h; do echo "$includedir/kernelpack/$(basename "$h")"; done
     if [ "$tools" = True ]; then echo "$bindir/kp-info"; fi
+    echo "$bindir/kp-build-module" "$includedir/kernelpack/device/kp_device.cuh" \
+         "$includedir/kernelpack/device/kp_kernel_abi.h"
+    for f in build_module.py compile_target.py embed_module.py code_objects.py kp_build_config.json; do
+        echo "$libexecdir/kernelpack/$f"
+    done
 }
 for f in $(expected_files); do
     [ -e "$dest$f" ] || [ -L "$dest$f" ] || problem "missing: $f"
@@ -56,7 +66,8 @@ done
 while IFS= read -r f; do
     case $f in
         "$libdir"/libkernelpack.so* | "$libdir/libkernelpack.a" | "$libdir/pkgconfig/kernelpack.pc" | \
-        "$includedir"/kernelpack/*.h | "$bindir"/kp-* | "$datadir"/doc/kernelpack/*) ;;
+        "$includedir"/kernelpack/*.h | "$includedir"/kernelpack/device/* | "$bindir"/kp-* | \
+        "$libexecdir"/kernelpack/* | "$datadir"/doc/kernelpack/*) ;;
         *) problem "unexpected installed file: $f" ;;
     esac
 done < <(cd "$dest" && find . \( -type f -o -type l \) | sed 's|^\.||' | LC_ALL=C sort)
@@ -122,7 +133,18 @@ case $pc_backend in cuda | rocm) ;; *) problem "kernelpack.pc: gpu_backend='$pc_
 if [ "$option_backend" != auto ] && [ "$option_backend" != "$pc_backend" ]; then
     problem "configured with gpu_backend=$option_backend but kernelpack.pc says $pc_backend"
 fi
+pc_builder=$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=build_module kernelpack)
+[ "$pc_builder" = "$bindir/kp-build-module" ] ||
+    problem "kernelpack.pc: build_module='$pc_builder', want $bindir/kp-build-module"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+
+step "the staged kp-build-module finds its scripts and settings"
+settings=$("$dest$bindir/kp-build-module" --print-config) || problem "kp-build-module --print-config failed"
+printf '%s\n' "$settings" | sed 's/^/  /'
+grep -q "\"backend\": \"$pc_backend\"" <<<"$settings" ||
+    problem "kp-build-module builds for another backend than kernelpack.pc ($pc_backend)"
+grep -q "\"include\": \"$dest$includedir/kernelpack/device\"" <<<"$settings" ||
+    problem "kp-build-module does not use the installed kernelpack/device headers"
 
 if [ "$tools" = True ]; then
     step "installed kp-info runs against the installed library"
