@@ -5,7 +5,7 @@
 #               DESTDIR) through kernelpack.pc alone (--wrap-mode=nofallback);
 #   subproject  builds this source tree as a Meson subproject
 #               (--wrap-mode=nodownload --force-fallback-for=kernelpack), for
-#               the backend and targets BUILD_DIR was built for, choosing the
+#               the backend, targets and code format BUILD_DIR was built for, choosing the
 #               backend through dependency(default_options:); kernelpack's own
 #               tests are enabled there, and `meson test --no-suite kernelpack`
 #               must run the parent's test alone.
@@ -16,7 +16,9 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-build=$(cd "${1:?usage: check-consumers.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: check-consumers.sh BUILD_DIR [--no-kernelpack-tests]}" && pwd)
+kernelpack_tests=enabled
+[ "${2:-}" = --no-kernelpack-tests ] && kernelpack_tests=disabled
 work=$(work_dir)
 dest=$work/destdir
 cp -r "$KP_SOURCE_ROOT/tests/consumers" "$work/consumers"
@@ -29,7 +31,8 @@ pcdir=$(dirname "$pc")
 libdir=$(dirname "$pcdir")
 backend=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=gpu_backend kernelpack)
 targets=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=gpu_targets kernelpack)
-note "installed kernelpack: gpu_backend=$backend gpu_targets=$targets"
+code_format=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=code_format kernelpack)
+note "installed kernelpack: gpu_backend=$backend gpu_targets=$targets code_format=$code_format"
 
 step "consumer through pkg-config"
 (
@@ -45,16 +48,23 @@ step "consumer with kernelpack as a subproject (gpu_backend=$backend)"
 (
     cd "$work/consumers/subproject"
     copy_source subprojects/kernelpack
-    if [ "$backend" = cuda ]; then target_option=nvcc_archs; else target_option=amdgpu_targets; fi
+    options=()
+    if [ "$backend" = cuda ]; then
+        options=(-Dkernelpack:nvcc_archs="$targets" -Dkernelpack:nvcc_code="$code_format")
+    else
+        options=(-Dkernelpack:amdgpu_targets="$targets")
+    fi
     meson setup build --wrap-mode=nodownload --force-fallback-for=kernelpack \
-        -Dkernelpack_backend="$backend" -Dkernelpack:$target_option="$targets" \
-        -Dkernelpack:tests=enabled
+        -Dkernelpack_backend="$backend" "${options[@]}" \
+        -Dkernelpack:tests=$kernelpack_tests
     meson compile -C build
     build/consumer
     meson test -C build --no-suite kernelpack --print-errorlogs | tee "$work/parent-tests.txt"
     ran=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$work/parent-tests.txt")
     [ "$ran" = 1 ] || fail "meson test --no-suite kernelpack ran $ran tests, want only the parent's 1"
-    meson test -C build --suite kernelpack --print-errorlogs
+    if [ "$kernelpack_tests" = enabled ]; then
+        meson test -C build --suite kernelpack --print-errorlogs
+    fi
 )
 
 note "both consumer projects built and passed (backend $backend)"

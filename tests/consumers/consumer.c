@@ -1,15 +1,19 @@
 /* A program outside kernelpack that uses it the way an application would:
  * found through pkg-config (consumers/pkgconfig) or built as a Meson
  * subproject (consumers/subproject). It checks that the library it linked
- * is the one the build system described, and that the calls that need no
- * GPU work. Passes on machines with or without a GPU. */
+ * is the one the build system described, that the calls that need no GPU
+ * work, and that its own kernel (kernels/scale.cu, built by kp-build-module)
+ * was built for the library's targets; with a GPU it runs that kernel and
+ * checks the result. Passes on machines without a GPU. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <kernelpack/kernelpack.h>
+#include "scale_module.h"
 
-#if !defined(EXPECTED_BACKEND) || !defined(EXPECTED_VERSION)
-#error "define EXPECTED_BACKEND and EXPECTED_VERSION from the dependency's variables"
+#if !defined(EXPECTED_BACKEND) || !defined(EXPECTED_VERSION) || !defined(EXPECTED_TARGETS)
+#error "define EXPECTED_BACKEND, EXPECTED_VERSION and EXPECTED_TARGETS from the dependency's variables"
 #endif
 
 static int failures;
@@ -80,6 +84,74 @@ static void check_devices(void)
     expect(st == KP_ERR_INVALID_ARGUMENT, "a NULL count is rejected", detail);
 }
 
+/* The descriptor kp-build-module wrote: one kernel, five parameters, code
+ * for every target of the library ("90" -> sm_90 in a fatbin's list). */
+static void check_own_module(void)
+{
+    char detail[512];
+    const kp_module_desc *m = &scale_module;
+    snprintf(detail, sizeof(detail), "version %u, name %s, %zu kernels, %zu objects", m->version,
+             m->name ? m->name : "(null)", m->kernel_count, m->object_count);
+    expect(m->version == KP_MODULE_DESC_VERSION && m->name && strcmp(m->name, "scale") == 0 &&
+               m->kernel_count == 1 && m->object_count == 1,
+           "the generated descriptor describes the module", detail);
+    if (m->kernel_count != 1 || m->object_count != 1)
+        return;
+    snprintf(detail, sizeof(detail), "kernel %s with %u parameters", m->kernels[0].name,
+             m->kernels[0].param_count);
+    expect(strcmp(m->kernels[0].name, "scale_f32") == 0 && m->kernels[0].param_count == 5,
+           "the kernel and its parameters were read from the compiled code", detail);
+    char targets[256];
+    snprintf(targets, sizeof(targets), "%s", EXPECTED_TARGETS);
+    for (char *t = strtok(targets, ","); t; t = strtok(NULL, ",")) {
+        snprintf(detail, sizeof(detail), "target %s, code object for %s", t, m->objects[0].archs);
+        expect(strstr(m->objects[0].archs, t) != NULL, "the module has code for each library target",
+               detail);
+    }
+}
+
+/* y = 3x - 1 on the GPU with the project's own kernel, against the CPU. */
+static void run_own_kernel(void)
+{
+    enum { N = 100003 };
+    char detail[512];
+    kp_device *dev = NULL;
+    kp_stream *stream = NULL;
+    kp_buffer *x = NULL, *y = NULL;
+    kp_kernel *kernel = NULL;
+    float *host = malloc(2 * N * sizeof(float));
+    kp_status st = host ? kp_device_open(0, &dev) : KP_ERR_OUT_OF_MEMORY;
+    if (st == KP_OK) st = kp_stream_create(dev, &stream);
+    if (st == KP_OK) st = kp_buffer_alloc(dev, N * sizeof(float), &x);
+    if (st == KP_OK) st = kp_buffer_alloc(dev, N * sizeof(float), &y);
+    if (st == KP_OK) st = kp_device_get_kernel(dev, &scale_module, "scale_f32", &kernel);
+    for (int i = 0; host && i < N; i++)
+        host[i] = (float)(i % 1000) * 0.25f;
+    if (st == KP_OK) st = kp_memcpy_h2d(stream, x, 0, host, N * sizeof(float));
+    float a = 3.0f, b = -1.0f;
+    unsigned long long n = N;
+    kp_kernel_arg args[] = {kp_arg_buffer(y, 0), kp_arg_buffer(x, 0), kp_arg_value(&a, sizeof(a)),
+                            kp_arg_value(&b, sizeof(b)), kp_arg_value(&n, sizeof(n))};
+    kp_launch_config config = {{(N + 255) / 256, 1, 1}, {256, 1, 1}, 0};
+    if (st == KP_OK) st = kp_kernel_launch(stream, kernel, &config, args, 5);
+    if (st == KP_OK) st = kp_memcpy_d2h(stream, host + N, y, 0, N * sizeof(float));
+    if (st == KP_OK) st = kp_stream_synchronize(stream);
+    snprintf(detail, sizeof(detail), "%s: %s", kp_status_string(st), kp_last_error_message());
+    expect(st == KP_OK, "the project's own kernel loads and runs", detail);
+    int wrong = 0;
+    for (int i = 0; st == KP_OK && i < N; i++)
+        wrong += host[N + i] != 3.0f * host[i] - 1.0f;  /* exact: multiples of 1/4 */
+    snprintf(detail, sizeof(detail), "%d of %d elements differ", wrong, N);
+    expect(wrong == 0, "the project's own kernel matches the CPU", detail);
+    if (st == KP_OK)
+        printf("own kernel: %d elements checked on the GPU\n", N);
+    kp_buffer_destroy(&y);
+    kp_buffer_destroy(&x);
+    kp_stream_destroy(&stream);
+    kp_device_close(&dev);
+    free(host);
+}
+
 int main(void)
 {
     printf("kernelpack %s, backend %s, %zu modules\n", kp_version(), kp_backend_name(),
@@ -87,6 +159,10 @@ int main(void)
     check_identity();
     check_modules();
     check_devices();
+    check_own_module();
+    int devices = 0;
+    if (kp_device_count(&devices) == KP_OK && devices > 0)
+        run_own_kernel();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
