@@ -16,49 +16,74 @@ typedef unsigned long long kp_status_word;
 
 // ------------------------------------------------------------ dequantize
 
-// Eight consecutive elements per thread: all formats keep 8-element groups
-// inside one scale group, and dst gets 16- or 32-byte stores.
+// Eight consecutive elements (a group) at a time: all formats keep 8-element
+// groups inside one scale group, and dst gets 16- or 32-byte stores,
+// coalesced across a warp. A quantized group is only a few bytes, so a
+// thread takes U groups one grid stride apart per step to keep enough reads
+// in flight; src and dst are __restrict__ so that the compiler may issue all
+// U groups' loads before the first store. The group index is split into row
+// and column in the narrowest type that holds it (a 64-bit division per
+// group costs more than the memory traffic).
+template <int F, typename T, typename I>
+KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__restrict__ src,
+                                 T *__restrict__ dst, const void *__restrict__ ids,
+                                 kp_status_word *status, I total, I groups) {
+    typedef kp_qdecode<F> D;
+    constexpr int U = 4;
+    const I stride = (I)kp_thread_count();
+    for (I base = (I)kp_thread_index(); base < total; base += U * stride) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const I i = base + (I)u * stride;
+            if (i >= total)
+                break;
+            const I r = i / groups, c = (i - r * groups) * 8;
+            kp_idx sr = r;
+            bool valid = true;
+            if (a.ids_kind) {
+                const kp_idx at = (kp_idx)r * (kp_idx)a.ids_stride;
+                const kp_idx id = a.ids_kind == 1 ? (kp_idx)((const uint32_t *)ids)[at]
+                                                  : (kp_idx)((const int64_t *)ids)[at];
+                valid = id < (kp_idx)a.src_rows;  // a negative i64 id wraps to a huge one
+                if (!valid && c == 0 && status)
+                    kp_atomic_max_u64(status, ~(kp_status_word)r);
+                sr = id;
+            }
+            float y[8];
+            if (valid) {
+                const uint8_t *b = src + sr * (kp_idx)a.src_row_stride + c / D::elems * D::bytes;
+                D::dequant8(b, (int)(c % D::elems) / 8, y);
+            } else {
+#pragma unroll
+                for (int k = 0; k < 8; k++) y[k] = 0.0f;
+            }
+            T *o = dst + (kp_idx)r * (kp_idx)a.dst_row_stride + (kp_idx)c * (kp_idx)a.dst_col_stride;
+            if (a.dst_vector) {
+                constexpr int N = 16 / (int)sizeof(T);
+#pragma unroll
+                for (int h = 0; h < 8 / N; h++) {
+                    kp_vec<T, N> v;
+#pragma unroll
+                    for (int k = 0; k < N; k++) v.v[k] = kp_store<T>(y[h * N + k]);
+                    reinterpret_cast<kp_vec<T, N> *>(o)[h] = v;
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < 8; k++) o[k * (kp_idx)a.dst_col_stride] = kp_store<T>(y[k]);
+            }
+        }
+    }
+}
+
 template <int F, typename T>
 KP_DEVICE void kp_dequant_rows(const kp_qdequant_args &a, const uint8_t *src, T *dst,
                                const void *ids, kp_status_word *status) {
-    typedef kp_qdecode<F> D;
     const kp_idx groups = (kp_idx)a.cols / 8, total = (kp_idx)a.rows * groups;
-    for (kp_idx i = kp_thread_index(); i < total; i += kp_thread_count()) {
-        const kp_idx r = i / groups, c = (i - r * groups) * 8;
-        kp_idx sr = r;
-        bool valid = true;
-        if (a.ids_kind) {
-            const kp_idx at = r * (kp_idx)a.ids_stride;
-            const kp_idx id = a.ids_kind == 1 ? (kp_idx)((const uint32_t *)ids)[at]
-                                              : (kp_idx)((const int64_t *)ids)[at];
-            valid = id < (kp_idx)a.src_rows;  // a negative i64 id wraps to a huge one
-            if (!valid && c == 0 && status)
-                kp_atomic_max_u64(status, ~(kp_status_word)r);
-            sr = id;
-        }
-        float y[8];
-        if (valid) {
-            const uint8_t *b = src + sr * (kp_idx)a.src_row_stride + c / D::elems * D::bytes;
-            D::dequant8(b, (int)(c % D::elems) / 8, y);
-        } else {
-#pragma unroll
-            for (int k = 0; k < 8; k++) y[k] = 0.0f;
-        }
-        T *o = dst + r * (kp_idx)a.dst_row_stride + c * (kp_idx)a.dst_col_stride;
-        if (a.dst_vector) {
-            constexpr int N = 16 / (int)sizeof(T);
-#pragma unroll
-            for (int h = 0; h < 8 / N; h++) {
-                kp_vec<T, N> v;
-#pragma unroll
-                for (int k = 0; k < N; k++) v.v[k] = kp_store<T>(y[h * N + k]);
-                reinterpret_cast<kp_vec<T, N> *>(o)[h] = v;
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < 8; k++) o[k * (kp_idx)a.dst_col_stride] = kp_store<T>(y[k]);
-        }
-    }
+    // 32-bit indices while every index a thread forms (up to total + 4 grid strides) fits
+    if (total + 4 * kp_thread_count() <= 0xffffffffull)
+        kp_dequant_groups<F, T, uint32_t>(a, src, dst, ids, status, (uint32_t)total, (uint32_t)groups);
+    else
+        kp_dequant_groups<F, T, kp_idx>(a, src, dst, ids, status, total, groups);
 }
 
 #define KP_DEQUANT(ID, NAME, TNAME, T)                                                            \

@@ -198,6 +198,7 @@ static kp_status launch_dequant(kp_stream *stream, const kp_tensor *dst, const k
         .ids_kind = !ids ? 0 : ids->dtype == KP_DTYPE_U32 ? 1 : 2,
         .dst_vector = dst_vector_ok(dst) ? 1 : 0,
     };
+    /* groups of 8 elements, a few per thread (kp_dequant_groups) */
     uint64_t groups = (uint64_t)a.rows * (uint64_t)(a.cols / 8);
     if (groups == 0)
         return KP_OK;
@@ -205,7 +206,7 @@ static kp_status launch_dequant(kp_stream *stream, const kp_tensor *dst, const k
     void *y = kp_tensor_base(dst);
     const void *idp = ids ? kp_tensor_base(ids) : NULL;
     void *word = kp_index_status_word(status);
-    struct kp_launch_dims dims = kp_launch_1d(stream->device, groups, KP_QUANT_BLOCK);
+    struct kp_launch_dims dims = kp_launch_1d(stream->device, (groups + 3) / 4, KP_QUANT_BLOCK);
     void *args[] = {&a, &x, &y, &idp, &word};
     return kp_launch_family_qf(stream, dequant_family(dst->dtype), (int)src->format, &dims, args);
 }
