@@ -16,6 +16,9 @@ report (-v), so the reader cannot drift from the compiler.
 
 Writes a Make-style depfile so the step reruns only when the .cu file or a
 header it includes changes. The outputs hold no paths, dates or host names.
+
+The library's build runs this file once per step; kp-build-module calls
+compile_target() in-process, so users' kernels get the same commands.
 """
 
 import argparse
@@ -31,18 +34,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import code_objects  # noqa: E402
 
 
+class CompileError(Exception):
+    pass
+
+
 def fail(msg):
-    sys.stderr.write("compile_target.py: error: %s\n" % msg)
-    sys.exit(1)
+    raise CompileError(msg)
 
 
-def run(cmd, env=None, quiet=lambda line: False):
-    """Runs cmd; echoes its output except lines `quiet` accepts; returns it."""
+def run(args, cmd, env=None, quiet=lambda line: False):
+    """Runs cmd; passes its output, except lines `quiet` accepts, to args.log;
+    returns it."""
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     shown = [l for l in proc.stdout.splitlines(True) if not quiet(l)]
     if shown:
-        sys.stderr.write("".join(shown))
+        args.log("".join(shown))
     if proc.returncode != 0:
         fail("command failed (exit %d): %s" % (proc.returncode, " ".join(cmd)))
     return proc.stdout
@@ -80,8 +87,9 @@ def ptxas_report(text):
 
 
 def nvcc_flags(args):
-    return ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings",
-            "-MD", "-MF", args.depfile, "-MT", args.output] + ["-I" + d for d in args.include]
+    return (["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings",
+             "-MD", "-MF", args.depfile, "-MT", args.output] + ["-I" + d for d in args.include] +
+            ["-D" + d for d in args.define])
 
 
 def compile_cubin(args, tmp):
@@ -89,8 +97,8 @@ def compile_cubin(args, tmp):
     keep = os.path.join(tmp, "keep")
     os.mkdir(keep)
     cubin = os.path.join(tmp, "module.cubin")
-    text = run([args.compiler, "--cubin", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch),
-                "-Xptxas", "-v", "--keep", "--keep-dir", keep] + nvcc_flags(args) +
+    text = run(args, [args.compiler, "--cubin", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch),
+                      "-Xptxas", "-v", "--keep", "--keep-dir", keep] + nvcc_flags(args) +
                [args.source, "-o", cubin],
                quiet=lambda l: l.startswith("ptxas info") or re.match(r"\s+\d+ bytes stack frame", l))
     ptx_files = [f for f in os.listdir(keep) if f.endswith(".ptx")]
@@ -125,7 +133,8 @@ def compile_cubin(args, tmp):
 
 def compile_ptx(args, tmp):
     out = os.path.join(tmp, "module.ptx")
-    run([args.compiler, "--ptx", "-arch=" + args.target] + nvcc_flags(args) + [args.source, "-o", out])
+    run(args, [args.compiler, "--ptx", "-arch=" + args.target] + nvcc_flags(args) +
+        [args.source, "-o", out])
     with open(out) as fh:
         ptx = fh.read()
     kernels = {name: {"params": p} for name, p in code_objects.ptx_params(ptx).items()}
@@ -139,8 +148,9 @@ def compile_hsaco(args, tmp):
     out = os.path.join(tmp, "module.bundle")
     cmd = [args.compiler, "--genco", "--offload-arch=" + args.target, "-O3", "-std=c++17",
            "-Wall", "-Wextra", "-Werror", "-MD", "-MF" + args.depfile, "-MT" + args.output]
-    cmd += ["-I" + d for d in args.include] + [args.source, "-o", out]
-    run(cmd, env=dict(os.environ, HIP_PLATFORM="amd"))
+    cmd += ["-I" + d for d in args.include] + ["-D" + d for d in args.define]
+    cmd += [args.source, "-o", out]
+    run(args, cmd, env=dict(os.environ, HIP_PLATFORM="amd"))
     with open(out, "rb") as fh:
         entries = [(t, b) for t, b in code_objects.split_bundle(fh.read())
                    if t.startswith("hipv4-amdgcn")]
@@ -157,6 +167,41 @@ def compile_hsaco(args, tmp):
     return "hsaco", kernels
 
 
+def compile_target(compiler, target, module, source, output, info_output, depfile,
+                   includes=(), defines=(), ptx_output=None, log=sys.stderr.write):
+    """Compiles `source` for `target` into `output` (and `ptx_output`, which
+    sm_ targets need), writes the JSON description to `info_output` and the
+    depfile, and returns the description. Compiler messages go to `log`.
+    Raises CompileError."""
+    args = argparse.Namespace(compiler=compiler, target=target, module=module, source=source,
+                              output=output, info_output=info_output, depfile=depfile,
+                              include=list(includes), define=list(defines),
+                              ptx_output=ptx_output, log=log)
+    with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
+        try:
+            if target.startswith("sm_"):
+                if not ptx_output:
+                    fail("an sm_ target needs --ptx-output")
+                kind, kernels = compile_cubin(args, tmp)
+            elif target.startswith("compute_"):
+                kind, kernels = compile_ptx(args, tmp)
+            elif target.startswith("gfx"):
+                kind, kernels = compile_hsaco(args, tmp)
+            else:
+                fail("unknown target '%s'" % target)
+        except code_objects.CodeObjectError as e:
+            fail("%s/%s: %s" % (module, target, e))
+    if not kernels:
+        fail("no kernels found in %s for %s (a kernel is an extern \"C\" __global__ function: "
+             "KP_KERNEL in kp_device.cuh)" % (module, target))
+    info = {"module": module, "target": target, "kind": kind,
+            "kernels": {n: kernels[n] for n in sorted(kernels)}}
+    with open(info_output, "w") as fh:
+        json.dump(info, fh, sort_keys=True)
+        fh.write("\n")
+    return info
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--compiler", required=True, help="nvcc or hipcc")
@@ -169,27 +214,13 @@ def main():
     p.add_argument("--info-output", required=True, help="the JSON description")
     p.add_argument("source")
     args = p.parse_args()
-    with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
-        try:
-            if args.target.startswith("sm_"):
-                if not args.ptx_output:
-                    fail("an sm_ target needs --ptx-output")
-                kind, kernels = compile_cubin(args, tmp)
-            elif args.target.startswith("compute_"):
-                kind, kernels = compile_ptx(args, tmp)
-            elif args.target.startswith("gfx"):
-                kind, kernels = compile_hsaco(args, tmp)
-            else:
-                fail("unknown target '%s'" % args.target)
-        except code_objects.CodeObjectError as e:
-            fail("%s/%s: %s" % (args.module, args.target, e))
-    if not kernels:
-        fail("no kernels found in %s for %s" % (args.module, args.target))
-    info = {"module": args.module, "target": args.target, "kind": kind,
-            "kernels": {n: kernels[n] for n in sorted(kernels)}}
-    with open(args.info_output, "w") as fh:
-        json.dump(info, fh, sort_keys=True)
-        fh.write("\n")
+    try:
+        compile_target(args.compiler, args.target, args.module, args.source, args.output,
+                       args.info_output, args.depfile, includes=args.include,
+                       ptx_output=args.ptx_output)
+    except CompileError as e:
+        sys.stderr.write("compile_target.py: error: %s\n" % e)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ object with its .json description next to it) and writes:
   (include/kernelpack/user_kernels.h).
 
 The output contains no paths, dates or host names.
+
+The library's build runs this file once per module; kp-build-module calls
+embed() in-process.
 """
 
 import argparse
@@ -24,9 +27,12 @@ import sys
 import tempfile
 
 
+class EmbedError(Exception):
+    pass
+
+
 def fail(msg):
-    sys.stderr.write("embed_module.py: error: %s\n" % msg)
-    sys.exit(1)
+    raise EmbedError(msg)
 
 
 def run(cmd):
@@ -150,6 +156,45 @@ def write_c(args, fmt, archs, data, parts, names):
     os.replace(tmp_out, args.output)
 
 
+def embed(fmt, module, objects, output, object_output=None, symbol=None, compress="none",
+          fatbinary=None, bundler=None):
+    """Combines `objects` (compile_target outputs, in target order) into one
+    code object of format `fmt` (written to `object_output` if given) and
+    writes the C file `output` defining `symbol` (default kp_module_<module>).
+    Raises EmbedError."""
+    args = argparse.Namespace(format=fmt, module=module, symbol=symbol or "kp_module_" + module,
+                              compress=compress, fatbinary=fatbinary, bundler=bundler,
+                              output=output, object_output=object_output)
+    parts = load_parts(objects)
+    if not parts:
+        fail("no objects for module %s" % module)
+    names = sorted(parts[0][3]["kernels"])
+    for target, _kind, _path, info in parts:
+        if sorted(info["kernels"]) != names:
+            fail("%s: targets %s and %s disagree on the kernel set" % (module, parts[0][0], target))
+
+    if fmt == "ptx":
+        if len(parts) != 1:
+            fail("the ptx format takes one PTX target, got %d" % len(parts))
+        with open(parts[0][2], "rb") as fh:
+            data = fh.read()
+        code_kind, archs = "KP_CODE_PTX", parts[0][0]
+        data += b"\0"  # cuModuleLoadData needs NUL-terminated PTX
+    else:
+        with tempfile.TemporaryDirectory(prefix="kp-embed-") as tmp:
+            combined = os.path.join(tmp, "module.bin")
+            if fmt == "fatbin":
+                code_kind, archs = combine_fatbin(args, parts, combined)
+            else:
+                code_kind, archs = combine_bundle(args, parts, combined)
+            with open(combined, "rb") as fh:
+                data = fh.read()
+    write_c(args, code_kind, archs, data, parts, names)
+    if object_output:
+        with open(object_output, "wb") as fh:
+            fh.write(data.rstrip(b"\0") if fmt == "ptx" else data)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--format", choices=["fatbin", "ptx", "hsaco"], required=True)
@@ -163,36 +208,13 @@ def main():
     p.add_argument("--object-output", required=True, help="the combined code object")
     p.add_argument("objects", nargs="+", help="compile_target.py outputs, in target order")
     args = p.parse_args()
-    if not args.symbol:
-        args.symbol = "kp_module_" + args.module
-
-    parts = load_parts(args.objects)
-    if not parts:
-        fail("no objects for module %s" % args.module)
-    names = sorted(parts[0][3]["kernels"])
-    for target, _kind, _path, info in parts:
-        if sorted(info["kernels"]) != names:
-            fail("%s: targets %s and %s disagree on the kernel set" % (args.module, parts[0][0], target))
-
-    if args.format == "ptx":
-        if len(parts) != 1:
-            fail("the ptx format takes one PTX target, got %d" % len(parts))
-        with open(parts[0][2], "rb") as fh:
-            data = fh.read()
-        fmt, archs = "KP_CODE_PTX", parts[0][0]
-        data += b"\0"  # cuModuleLoadData needs NUL-terminated PTX
-    else:
-        with tempfile.TemporaryDirectory(prefix="kp-embed-") as tmp:
-            combined = os.path.join(tmp, "module.bin")
-            if args.format == "fatbin":
-                fmt, archs = combine_fatbin(args, parts, combined)
-            else:
-                fmt, archs = combine_bundle(args, parts, combined)
-            with open(combined, "rb") as fh:
-                data = fh.read()
-    write_c(args, fmt, archs, data, parts, names)
-    with open(args.object_output, "wb") as fh:
-        fh.write(data.rstrip(b"\0") if args.format == "ptx" else data)
+    try:
+        embed(args.format, args.module, args.objects, args.output, args.object_output,
+              symbol=args.symbol, compress=args.compress, fatbinary=args.fatbinary,
+              bundler=args.bundler)
+    except EmbedError as e:
+        sys.stderr.write("embed_module.py: error: %s\n" % e)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

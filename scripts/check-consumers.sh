@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # Builds and runs the two consumer projects in tests/consumers/, which use
-# kernelpack the way other projects do:
+# kernelpack the way other projects do, each with its own kernel
+# (tests/consumers/kernels/scale.cu) built by kp-build-module:
 #   pkgconfig   finds the library that BUILD_DIR installs (into a scratch
-#               DESTDIR) through kernelpack.pc alone (--wrap-mode=nofallback);
+#               DESTDIR) through kernelpack.pc alone (--wrap-mode=nofallback),
+#               and the staged kp-build-module through its build_module variable;
 #   subproject  builds this source tree as a Meson subproject
 #               (--wrap-mode=nodownload --force-fallback-for=kernelpack), for
-#               the backend, targets and code format BUILD_DIR was built for, choosing the
-#               backend through dependency(default_options:); kernelpack's own
-#               tests are enabled there, and `meson test --no-suite kernelpack`
-#               must run the parent's test alone.
+#               the backend, targets and code format BUILD_DIR was built for,
+#               choosing the backend through dependency(default_options:), and
+#               uses the build tree's kp-build-module; kernelpack's own tests
+#               are enabled there (unless --no-kernelpack-tests, which saves
+#               their build), and `meson test --no-suite kernelpack` must run
+#               the parent's test alone.
 # Each reads gpu_backend from the dependency and its program checks at run
 # time that the library agrees (kp_backend_name, kp_module_count,
-# kp_device_count; passes without a GPU).
-# Usage: scripts/check-consumers.sh BUILD_DIR
+# kp_device_count), that its module's descriptor matches the dependency's
+# gpu_targets and code_format, and with a GPU runs its kernel against the
+# CPU; it passes without a GPU.
+# Usage: scripts/check-consumers.sh BUILD_DIR [--no-kernelpack-tests]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 build=$(cd "${1:?usage: check-consumers.sh BUILD_DIR [--no-kernelpack-tests]}" && pwd)
-kernelpack_tests=enabled
-[ "${2:-}" = --no-kernelpack-tests ] && kernelpack_tests=disabled
+case ${2:-} in
+    "") kernelpack_tests=enabled ;;
+    --no-kernelpack-tests) kernelpack_tests=disabled ;;
+    *) fail "unknown option '$2' (usage: check-consumers.sh BUILD_DIR [--no-kernelpack-tests])" ;;
+esac
 work=$(work_dir)
 dest=$work/destdir
 cp -r "$KP_SOURCE_ROOT/tests/consumers" "$work/consumers"
@@ -56,7 +65,7 @@ step "consumer with kernelpack as a subproject (gpu_backend=$backend)"
     fi
     meson setup build --wrap-mode=nodownload --force-fallback-for=kernelpack \
         -Dkernelpack_backend="$backend" "${options[@]}" \
-        -Dkernelpack:tests=$kernelpack_tests
+        -Dkernelpack:tests="$kernelpack_tests"
     meson compile -C build
     build/consumer
     meson test -C build --no-suite kernelpack --print-errorlogs | tee "$work/parent-tests.txt"

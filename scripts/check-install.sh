@@ -133,18 +133,24 @@ case $pc_backend in cuda | rocm) ;; *) problem "kernelpack.pc: gpu_backend='$pc_
 if [ "$option_backend" != auto ] && [ "$option_backend" != "$pc_backend" ]; then
     problem "configured with gpu_backend=$option_backend but kernelpack.pc says $pc_backend"
 fi
-pc_builder=$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=build_module kernelpack)
+pc_builder=$(PKG_CONFIG_SYSROOT_DIR='' pkg-config --variable=build_module kernelpack)
 [ "$pc_builder" = "$bindir/kp-build-module" ] ||
     problem "kernelpack.pc: build_module='$pc_builder', want $bindir/kp-build-module"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 
 step "the staged kp-build-module finds its scripts and settings"
+"$dest$bindir/kp-build-module" --help >/dev/null || problem "kp-build-module --help failed"
 settings=$("$dest$bindir/kp-build-module" --print-config) || problem "kp-build-module --print-config failed"
 printf '%s\n' "$settings" | sed 's/^/  /'
 grep -q "\"backend\": \"$pc_backend\"" <<<"$settings" ||
     problem "kp-build-module builds for another backend than kernelpack.pc ($pc_backend)"
 grep -q "\"include\": \"$dest$includedir/kernelpack/device\"" <<<"$settings" ||
     problem "kp-build-module does not use the installed kernelpack/device headers"
+# Users' kernels include kp_device.cuh alone: what it includes in quotes must
+# be installed next to it.
+while IFS= read -r h; do
+    [ -f "$dest$includedir/kernelpack/device/$h" ] || problem "kernelpack/device/ includes $h, not installed there"
+done < <(sed -n 's/^#include "\(.*\)"/\1/p' "$dest$includedir"/kernelpack/device/*)
 
 if [ "$tools" = True ]; then
     step "installed kp-info runs against the installed library"

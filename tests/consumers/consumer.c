@@ -12,8 +12,9 @@
 #include <kernelpack/kernelpack.h>
 #include "scale_module.h"
 
-#if !defined(EXPECTED_BACKEND) || !defined(EXPECTED_VERSION) || !defined(EXPECTED_TARGETS)
-#error "define EXPECTED_BACKEND, EXPECTED_VERSION and EXPECTED_TARGETS from the dependency's variables"
+#if !defined(EXPECTED_BACKEND) || !defined(EXPECTED_VERSION) || !defined(EXPECTED_TARGETS) || \
+    !defined(EXPECTED_FORMAT)
+#error "define EXPECTED_BACKEND, EXPECTED_VERSION, EXPECTED_TARGETS and EXPECTED_FORMAT from the dependency"
 #endif
 
 static int failures;
@@ -84,8 +85,71 @@ static void check_devices(void)
     expect(st == KP_ERR_INVALID_ARGUMENT, "a NULL count is rejected", detail);
 }
 
-/* The descriptor kp-build-module wrote: one kernel, five parameters, code
- * for every target of the library ("90" -> sm_90 in a fatbin's list). */
+/* Is `item` one entry of the comma-separated `list`? */
+static int list_has(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list;; p++) {
+        if (strncmp(p, item, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+        p = strchr(p, ',');
+        if (!p)
+            return 0;
+    }
+}
+
+static size_t list_length(const char *list)
+{
+    size_t n = 1;
+    for (const char *p = list; (p = strchr(p, ',')) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The code object holds what the library's own modules hold for the
+ * dependency's gpu_targets ("90,100" or "gfx90a,gfx1030") and code_format:
+ *   fatbin  sm_90,sm_100 plus the PTX of the newest (compute_100);
+ *   ptx     compute_<oldest> alone;
+ *   hsaco   exactly the gfx targets. */
+static void check_archs(const kp_code_object *obj)
+{
+    char detail[512], want[64], targets[256];
+    snprintf(detail, sizeof(detail), "code object for \"%s\", library targets \"%s\", format %s",
+             obj->archs ? obj->archs : "(null)", EXPECTED_TARGETS, EXPECTED_FORMAT);
+    if (!obj->archs || !obj->data || obj->size == 0) {
+        expect(0, "the code object has targets and bytes", detail);
+        return;
+    }
+    snprintf(targets, sizeof(targets), "%s", EXPECTED_TARGETS);
+    size_t count = 0;
+    long oldest = -1, newest = -1;
+    int ok = 1;
+    for (char *t = strtok(targets, ","); t; t = strtok(NULL, ","), count++) {
+        long number = strtol(t, NULL, 10);
+        if (oldest < 0 || number < oldest) oldest = number;
+        if (number > newest) newest = number;
+        snprintf(want, sizeof(want), "sm_%s", t);
+        if (strcmp(EXPECTED_FORMAT, "fatbin") == 0)
+            ok &= list_has(obj->archs, want);
+        else if (strcmp(EXPECTED_FORMAT, "hsaco") == 0)
+            ok &= list_has(obj->archs, t);
+    }
+    if (strcmp(EXPECTED_FORMAT, "fatbin") == 0) {
+        snprintf(want, sizeof(want), "compute_%ld", newest);
+        ok &= obj->format == KP_CODE_FATBIN && list_has(obj->archs, want) &&
+              list_length(obj->archs) == count + 1;
+    } else if (strcmp(EXPECTED_FORMAT, "ptx") == 0) {
+        snprintf(want, sizeof(want), "compute_%ld", oldest);
+        ok &= obj->format == KP_CODE_PTX && strcmp(obj->archs, want) == 0;
+    } else {
+        ok &= obj->format == KP_CODE_HSACO_BUNDLE && list_length(obj->archs) == count;
+    }
+    expect(ok, "the module has code for exactly the library's targets", detail);
+}
+
+/* The descriptor kp-build-module wrote: one kernel, scale_f32(float *y,
+ * const float *x, float a, float b, unsigned long long n), in one code
+ * object for the library's targets. */
 static void check_own_module(void)
 {
     char detail[512];
@@ -97,17 +161,16 @@ static void check_own_module(void)
            "the generated descriptor describes the module", detail);
     if (m->kernel_count != 1 || m->object_count != 1)
         return;
-    snprintf(detail, sizeof(detail), "kernel %s with %u parameters", m->kernels[0].name,
-             m->kernels[0].param_count);
-    expect(strcmp(m->kernels[0].name, "scale_f32") == 0 && m->kernels[0].param_count == 5,
-           "the kernel and its parameters were read from the compiled code", detail);
-    char targets[256];
-    snprintf(targets, sizeof(targets), "%s", EXPECTED_TARGETS);
-    for (char *t = strtok(targets, ","); t; t = strtok(NULL, ",")) {
-        snprintf(detail, sizeof(detail), "target %s, code object for %s", t, m->objects[0].archs);
-        expect(strstr(m->objects[0].archs, t) != NULL, "the module has code for each library target",
-               detail);
-    }
+    static const uint32_t sizes[] = {8, 8, 4, 4, 8};
+    const kp_kernel_desc *k = &m->kernels[0];
+    int same = k->param_count == 5 && k->param_sizes != NULL;
+    for (uint32_t i = 0; same && i < 5; i++)
+        same = k->param_sizes[i] == sizes[i];
+    snprintf(detail, sizeof(detail), "kernel %s with %u parameters", k->name ? k->name : "(null)",
+             k->param_count);
+    expect(k->name && strcmp(k->name, "scale_f32") == 0 && same,
+           "the kernel and its parameter sizes (8,8,4,4,8) were read from the compiled code", detail);
+    check_archs(&m->objects[0]);
 }
 
 /* y = 3x - 1 on the GPU with the project's own kernel, against the CPU. */
