@@ -76,13 +76,10 @@ static kp_status load_locked(kp_device *dev, const kp_module_desc *m, struct kp_
     return KP_OK;
 }
 
-/* The device's entry for `m`, loading it on first use. */
-static kp_status get_module(const char *fn, kp_device *dev, const kp_module_desc *m,
-                            struct kp_user_module **out)
+/* The device's entry for `m` (checked by the caller), loading it on first use. */
+static kp_status get_module(kp_device *dev, const kp_module_desc *m, struct kp_user_module **out)
 {
-    kp_status st = check_desc(fn, m);
-    if (st != KP_OK)
-        return st;
+    kp_status st = KP_OK;
     pthread_mutex_lock(&dev->cache_lock);
     struct kp_user_module *e = dev->user_modules;
     while (e && e->desc != m)
@@ -107,8 +104,11 @@ kp_status kp_device_load_user_module(kp_device *device, const kp_module_desc *mo
 {
     KP_CHECK_NOT_NULL(device);
     KP_CHECK_NOT_NULL(module);
+    kp_status st = check_desc(__func__, module);
+    if (st != KP_OK)
+        return st;
     struct kp_user_module *e;
-    return get_module(__func__, device, module, &e);
+    return get_module(device, module, &e);
 }
 
 kp_status kp_device_get_kernel(kp_device *device, const kp_module_desc *module, const char *name,
@@ -137,7 +137,7 @@ kp_status kp_device_get_kernel(kp_device *device, const kp_module_desc *module, 
                        __func__, module->name, name, names);
     }
     struct kp_user_module *e;
-    st = get_module(__func__, device, module, &e);
+    st = get_module(device, module, &e);
     if (st != KP_OK)
         return st;
     *out = &e->kernels[index];
