@@ -199,7 +199,8 @@ def build(cfg, args, config_path):
             raise BuildError("combining the objects of %s failed: %s" % (args.source, e)) from None
         if args.depfile:
             own = [os.path.join(HERE, f) for f in ("build_module.py", "compile_target.py",
-                                                  "embed_module.py", "code_objects.py")]
+                                                  "embed_module.py", "code_objects.py",
+                                                  "kernel_cache.py")]
             write_atomic(args.depfile, depfile_text(
                 args.output, [read_deps(dep) for _obj, dep, _msg in results] +
                 [own + [os.path.abspath(config_path)]]))

@@ -32,6 +32,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import code_objects  # noqa: E402
+import kernel_cache  # noqa: E402
 
 
 class CompileError(Exception):
@@ -202,6 +203,26 @@ def compile_target(compiler, target, module, source, output, info_output, depfil
     return info
 
 
+def cached_compile(args):
+    """compile_target() for the library's build, through kernel_cache when
+    KP_KERNEL_CACHE names a directory."""
+    outputs = {"object": args.output, "info": args.info_output, "ptx": args.ptx_output}
+    root = kernel_cache.cache_dir()
+    if root:
+        entry = os.path.join(root, kernel_cache.key(args.compiler, args.target, args.module,
+                                                    args.source, args.include, (),
+                                                    bool(args.ptx_output)))
+        if kernel_cache.fetch(entry, outputs):
+            files = [p for _t, _r, p in kernel_cache.inputs(args.source, args.include)]
+            kernel_cache.write_depfile(args.depfile, args.output, files)
+            return
+    compile_target(args.compiler, args.target, args.module, args.source, args.output,
+                   args.info_output, args.depfile, includes=args.include,
+                   ptx_output=args.ptx_output)
+    if root:
+        kernel_cache.store(entry, outputs)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--compiler", required=True, help="nvcc or hipcc")
@@ -215,9 +236,7 @@ def main():
     p.add_argument("source")
     args = p.parse_args()
     try:
-        compile_target(args.compiler, args.target, args.module, args.source, args.output,
-                       args.info_output, args.depfile, includes=args.include,
-                       ptx_output=args.ptx_output)
+        cached_compile(args)
     except CompileError as e:
         sys.stderr.write("compile_target.py: error: %s\n" % e)
         sys.exit(1)

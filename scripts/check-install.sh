@@ -56,7 +56,8 @@ expected_files() {
     if [ "$tools" = True ]; then echo "$bindir/kp-info"; fi
     echo "$bindir/kp-build-module" "$includedir/kernelpack/device/kp_device.cuh" \
          "$includedir/kernelpack/device/kp_kernel_abi.h"
-    for f in build_module.py compile_target.py embed_module.py code_objects.py kp_build_config.json; do
+    for f in build_module.py compile_target.py embed_module.py code_objects.py kernel_cache.py \
+             kp_build_config.json; do
         echo "$libexecdir/kernelpack/$f"
     done
 }

@@ -15,6 +15,9 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
+# Both builds must run the compilers: a cached kernel would hide a
+# compiler output that differs between them.
+unset KP_KERNEL_CACHE
 work=$(work_dir)
 triplet=$(multiarch)
 
