@@ -198,12 +198,6 @@ struct kp_layernorm_algo {
     KP_ROW_OP(layernorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w, const T *b), \
               a, x, y, w, b, kp_layernorm_algo{a.eps})
 
-#define KP_FOR_EACH_FLOAT(X) \
-    X(f32, float)            \
-    X(f64, double)           \
-    X(f16, kp_f16)           \
-    X(bf16, kp_bf16)
-
 KP_FOR_EACH_FLOAT(KP_ROW_KERNELS)
 
 // ----------------------------------------------------------------- rope

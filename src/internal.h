@@ -174,6 +174,9 @@ kp_status kp_check_no_overlap_with(const char *fn, const kp_tensor *dst, const c
 /* Input `what` has exactly dst's shape (rank and sizes); the message shows both. */
 kp_status kp_check_shape_of(const char *fn, const kp_tensor *dst, const char *what,
                             const kp_tensor *t);
+/* Tensor `what` has exactly this rank and shape; the message shows both. */
+kp_status kp_check_shape_is(const char *fn, const char *what, const kp_tensor *t, int rank,
+                            const int64_t *shape);
 /* The byte ranges of a and b (named what_a, what_b in the message) must not
  * overlap; an empty tensor overlaps nothing. */
 kp_status kp_check_disjoint(const char *fn, const char *what_a, const kp_tensor *a,

@@ -210,6 +210,24 @@ static void format_shape(const kp_layout *l, char *buf, size_t size)
         snprintf(buf + used, size - used, "]");
 }
 
+kp_status kp_check_shape_is(const char *fn, const char *what, const kp_tensor *t, int rank,
+                            const int64_t *shape)
+{
+    bool same = t->layout.rank == rank;
+    for (int d = 0; same && d < rank; d++)
+        same = t->layout.shape[d] == shape[d];
+    if (same)
+        return KP_OK;
+    kp_layout want = {.rank = rank};
+    for (int d = 0; d < rank; d++)
+        want.shape[d] = shape[d];
+    char want_s[KP_MAX_RANK * 22 + 3], got_s[KP_MAX_RANK * 22 + 3];
+    format_shape(&want, want_s, sizeof(want_s));
+    format_shape(&t->layout, got_s, sizeof(got_s));
+    return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s has shape %s but must be %s", fn, what, got_s,
+                   want_s);
+}
+
 kp_status kp_check_shape_of(const char *fn, const kp_tensor *dst, const char *what,
                             const kp_tensor *t)
 {

@@ -47,6 +47,7 @@ struct result {
     uint64_t elements;        /* the elements column */
     uint64_t bytes;           /* bytes counted for GB/s and the copy reference */
     uint64_t total_bytes;     /* every byte read + written, where that differs (else 0) */
+    double flops;             /* compute-bound cases: operations per run, shown as GFLOP/s (else 0) */
     double ms, copy_ms;
     int sets;                 /* input buffer sets the runs went through */
     kp_status status;
@@ -83,5 +84,7 @@ struct bench_table {
 };
 
 extern const struct bench_table bench_quantized_table;
+extern const struct bench_table bench_conv_table;
+extern const struct bench_table bench_spatial_table;
 
 #endif

@@ -395,7 +395,7 @@ static const struct bench_case cases[] = {
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
 /* Module tables (bench.h): cases with fixed shapes, after the ones above. */
-static const struct bench_table *const tables[] = {&bench_quantized_table};
+static const struct bench_table *const tables[] = {&bench_quantized_table, &bench_conv_table, &bench_spatial_table};
 #define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 
 /* ---- options */
@@ -518,9 +518,9 @@ static bool parse_ops(const char *list, const char **selected)
 
 static void list_cases(void)
 {
-    printf("%-12s %-24s %s\n", "op", "variant", "dtypes");
+    printf("%-19s %-24s %s\n", "op", "variant", "dtypes");
     for (size_t c = 0; c < N_CASES; c++) {
-        printf("%-12s %-24s", cases[c].op, cases[c].variant);
+        printf("%-19s %-24s", cases[c].op, cases[c].variant);
         for (int d = 0; d < KP_DTYPE_COUNT; d++)
             if (cases[c].dtypes & DT(d))
                 printf(" %s", kp_dtype_name((kp_dtype)d));
@@ -530,7 +530,7 @@ static void list_cases(void)
         for (size_t i = 0; i < tables[t]->count(); i++) {
             struct bench_entry e;
             tables[t]->describe(i, &e);
-            printf("%-12s %-24s %s\n", e.op, e.variant, kp_dtype_name(e.dtype));
+            printf("%-19s %-24s %s\n", e.op, e.variant, kp_dtype_name(e.dtype));
         }
     }
 }
@@ -912,7 +912,7 @@ static void print_modules_text(const struct module_time *t, size_t count)
         else
             printf("  %-10s %10.3f %10.3f\n", t[m].name, t[m].cold_ms, t[m].warm_ms);
     }
-    printf("\n%-12s %-24s %-10s %12s %10s %9s %10s %7s %5s\n", "op", "variant", "dtype", "elements",
+    printf("\n%-19s %-24s %-10s %12s %10s %9s %10s %7s %5s\n", "op", "variant", "dtype", "elements",
            "time ms", "GB/s", "copy GB/s", "% copy", "sets");
     fflush(stdout);
 }
@@ -921,12 +921,15 @@ static void print_result_text(const struct result *r)
 {
     char dt[32];
     dtype_label(r, dt, sizeof(dt));
-    printf("%-12s %-24s %-10s %12llu ", r->op, r->variant, dt, (unsigned long long)r->elements);
+    printf("%-19s %-24s %-10s %12llu ", r->op, r->variant, dt, (unsigned long long)r->elements);
     if (r->status != KP_OK) {
         printf("FAILED: %s\n", r->error);
     } else {
         double g = gbps(r->bytes, r->ms), cg = gbps(r->bytes, r->copy_ms);
-        printf("%10.4f %9.1f %10.1f %7.1f %5d\n", r->ms, g, cg, cg > 0 ? 100.0 * g / cg : 0.0, r->sets);
+        printf("%10.4f %9.1f %10.1f %7.1f %5d", r->ms, g, cg, cg > 0 ? 100.0 * g / cg : 0.0, r->sets);
+        if (r->flops > 0)
+            printf(" %10.1f GFLOP/s", r->flops / (r->ms * 1e6));
+        putchar('\n');
     }
     fflush(stdout);
 }
@@ -981,6 +984,8 @@ static void print_json(const struct bench *b, const kp_device_info *info, const 
                (unsigned long long)r[i].bytes);
         if (r[i].total_bytes)
             printf(", \"total_bytes\": %llu", (unsigned long long)r[i].total_bytes);
+        if (r[i].flops > 0)
+            printf(", \"flops\": %.0f", r[i].flops);
         if (r[i].status != KP_OK) {
             printf(", \"error\": ");
             print_json_string(r[i].error);
@@ -989,8 +994,11 @@ static void print_json(const struct bench *b, const kp_device_info *info, const 
         }
         double g = gbps(r[i].bytes, r[i].ms), cg = gbps(r[i].bytes, r[i].copy_ms);
         printf(", \"time_ms\": %.6f, \"gb_per_s\": %.3f, \"copy_gb_per_s\": %.3f, \"copy_percent\": %.2f, "
-               "\"input_sets\": %d}",
+               "\"input_sets\": %d",
                r[i].ms, g, cg, cg > 0 ? 100.0 * g / cg : 0.0, r[i].sets);
+        if (r[i].flops > 0)
+            printf(", \"gflop_per_s\": %.3f", r[i].flops / (r[i].ms * 1e6));
+        printf("}");
     }
     printf("\n  ]\n}\n");
 }

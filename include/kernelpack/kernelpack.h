@@ -6,6 +6,8 @@
 #include "device.h"
 #include "tensor.h"
 #include "ops.h"
+#include "conv.h"
+#include "spatial.h"
 #include "indexing.h"
 #include "sort.h"
 #include "quantized.h"

@@ -115,6 +115,13 @@ template <> KP_DEVICE kp_bf16 kp_store<kp_bf16>(float v) { return kp_f32_to_bf16
     X(u32, uint32_t)         \
     X(i64, int64_t)
 
+// Expands X(suffix, type) once per float dtype.
+#define KP_FOR_EACH_FLOAT(X) \
+    X(f32, float)            \
+    X(f64, double)           \
+    X(f16, kp_f16)           \
+    X(bf16, kp_bf16)
+
 // Expands X(suffix, type) once per element size (for ops that move bits).
 #define KP_FOR_EACH_SIZE(X) \
     X(x8, uint8_t)          \

@@ -110,6 +110,16 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_QMATVEC_B4] = {KP_MODULE_QUANTIZED, "qmatvec_%s_b4", KP_SUFFIX_QFORMATS},
     [KP_KF_QMATVEC_B8] = {KP_MODULE_QUANTIZED, "qmatvec_%s_b8", KP_SUFFIX_QFORMATS},
     [KP_KF_QMATVEC_ACT] = {KP_MODULE_QUANTIZED, "qmatvec_act_%s", KP_SUFFIX_QFLOATS},
+    /* spatial: im2col/col2im, pooling, upsampling */
+    [KP_KF_IM2COL] = {KP_MODULE_SPATIAL, "im2col_%s", KP_SUFFIX_SIZES},
+    [KP_KF_COL2IM] = {KP_MODULE_SPATIAL, "col2im_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_MAX_POOL2D] = {KP_MODULE_SPATIAL, "max_pool2d_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_AVG_POOL2D] = {KP_MODULE_SPATIAL, "avg_pool2d_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_UPSAMPLE_NEAREST2D] = {KP_MODULE_SPATIAL, "upsample_nearest2d_%s", KP_SUFFIX_SIZES},
+    [KP_KF_UPSAMPLE_BILINEAR2D] = {KP_MODULE_SPATIAL, "upsample_bilinear2d_%s", KP_SUFFIX_FLOATS},
+    /* conv: convolutions */
+    [KP_KF_CONV] = {KP_MODULE_CONV, "conv_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_CONV_TRANSPOSE] = {KP_MODULE_CONV, "conv_transpose_%s", KP_SUFFIX_FLOATS},
 };
 
 static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};

@@ -133,6 +133,16 @@ enum kp_family_id {
     KP_KF_QMATVEC_B4,
     KP_KF_QMATVEC_B8,
     KP_KF_QMATVEC_ACT,   /* suffixed by the activation dtype */
+    /* spatial: im2col/col2im, pooling, upsampling */
+    KP_KF_IM2COL,
+    KP_KF_COL2IM,
+    KP_KF_MAX_POOL2D,
+    KP_KF_AVG_POOL2D,
+    KP_KF_UPSAMPLE_NEAREST2D,
+    KP_KF_UPSAMPLE_BILINEAR2D,
+    /* conv: convolutions */
+    KP_KF_CONV,
+    KP_KF_CONV_TRANSPOSE,
     KP_KF_COUNT
 };
 

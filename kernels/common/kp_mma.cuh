@@ -1,0 +1,41 @@
+// Matrix-instruction wrappers. Only NVIDIA sm_80+ has them here; callers
+// test KP_HAS_MMA_16 and keep a SIMT path for every other target.
+#pragma once
+
+#include "kp_device.cuh"
+
+#if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define KP_HAS_MMA_16 1
+#else
+#define KP_HAS_MMA_16 0
+#endif
+
+#if KP_HAS_MMA_16
+// D = A * B + D for one warp: A 16x16 (row), B 16x8 (col), f32 accumulators.
+// Fragments as PTX defines them for m16n8k16 (g = lane / 4, t = lane % 4):
+//   a[0]: A[g][2t..2t+1]   a[1]: A[g+8][2t..]   a[2]: A[g][2t+8..]   a[3]: A[g+8][2t+8..]
+//   b[0]: B[2t..2t+1][g]   b[1]: B[2t+8..][g]
+//   d[0..1]: D[g][2t..2t+1]   d[2..3]: D[g+8][2t..2t+1]
+// Each 32-bit register holds two 16-bit elements, the lower index in the low half.
+template <typename T> struct kp_mma_16;
+
+template <> struct kp_mma_16<kp_f16> {
+    static KP_DEVICE void run(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+            "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+
+template <> struct kp_mma_16<kp_bf16> {
+    static KP_DEVICE void run(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+            "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+#endif

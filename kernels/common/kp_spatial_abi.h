@@ -1,0 +1,57 @@
+/* Parameters of the spatial module's kernels (im2col/col2im, pooling,
+ * upsampling), passed by value from src/ops/spatial*.c. Plain C, shared by
+ * the library and the kernels.
+ *
+ * Every kernel walks its output as rows: the launcher picks the order.
+ * KP_SPATIAL_ROWS_NCH: a row is (n, c, y) and its elements are x (NCHW
+ * memory); KP_SPATIAL_ROWS_NHW: a row is (n, y, x) and its elements are c
+ * (channels-last memory, so neighbouring threads touch neighbouring bytes
+ * either way). Row r = (r0 * d1 + r1) * d2 + r2. */
+#ifndef KP_SPATIAL_ABI_H
+#define KP_SPATIAL_ABI_H
+
+#include <stdint.h>
+
+#define KP_SPATIAL_ROWS_NCH 0
+#define KP_SPATIAL_ROWS_NHW 1
+
+/* flags */
+#define KP_SPATIAL_COUNT_PAD 1      /* avg_pool2d: count_include_pad */
+#define KP_SPATIAL_ALIGN_CORNERS 2  /* bilinear */
+#define KP_SPATIAL_SMALL 4          /* fewer than 2^31 runs and walk channels, and every
+                                       operand's offsets inside one (n, c) plane (taps
+                                       included) below 2^31: 32-bit index arithmetic */
+
+struct kp_spatial_args {
+    int64_t rows, row_len;
+    int64_t d1, d2;
+    int32_t order;            /* KP_SPATIAL_ROWS_* */
+    int32_t flags;
+    /* The 4-d problem: the image side (src of im2col, pools, upsampling;
+     * dst of col2im) is (N, C, H, W), the other side (N, C', H_out, W_out). */
+    int64_t n, c, h, w, h_out, w_out;
+    int64_t kernel[2], stride[2], padding[2], dilation[2];
+    /* Element strides of src, dst and indices, in (N, C, H, W) order; im2col
+     * and col2im see their column tensor as (N, C*kH*kW, H_out, W_out). */
+    int64_t src_stride[4];
+    int64_t dst_stride[4];
+    int64_t idx_stride[4];
+    double scale[2];          /* upsampling: source coordinate per output step (h, w) */
+    /* With KP_SPATIAL_SMALL: dividing an index n < 2^31 by the runs per row,
+     * d2, d1 and the two window strides, as kp_spatial_div_magic() sets up. */
+    uint32_t div_mul[5];
+    uint32_t div_shift[5];
+};
+
+/* n / d for n < 2^31 as (umulhi(n, mul) + n) >> shift (Granlund and
+ * Montgomery's division by invariant integers), for 1 <= d < 2^31. */
+static inline void kp_spatial_div_magic(uint32_t d, uint32_t *mul, uint32_t *shift)
+{
+    uint32_t s = 0;
+    while (s < 31 && ((uint32_t)1 << s) < d)
+        s++;
+    *mul = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d + 1);
+    *shift = s;
+}
+
+#endif

@@ -1,0 +1,443 @@
+// conv: convolutions as tiled implicit GEMMs. Per group, a block computes a
+// KP_CONV_TILE_M x BN tile of (output channel x output pixel); the
+// reduction over (input channel, tap) runs in BK-deep steps, each staging a
+// weight tile and an input tile gathered on the fly (im2col index math,
+// zeros for taps in the padding) in shared memory, double-buffered through
+// registers: the next step's global loads are in flight while this step
+// multiplies. conv_transpose_* is the same GEMM with a gather that maps
+// each output pixel and tap back to the input pixel it comes from (taps
+// whose position is not a multiple of the stride read 0); the launcher
+// uses it only where stride and dilation both exceed 1, and otherwise runs
+// the transposed conv as one conv_* per output phase.
+//
+// The multiply: a SIMT register tile on every target; f16/bf16 on NVIDIA
+// sm_80+ use mma.sync tensor-core instructions instead (kp_mma.cuh).
+#include "kp_device.cuh"
+#include "kp_mma.cuh"
+#include "kp_conv_abi.h"
+
+// Position in the reduction: k = (c * k_h + i) * k_w + j, the weight's own
+// order, so a warp reading consecutive k of a weight row reads contiguous
+// memory. Input loads step a cursor through consecutive k instead of
+// dividing per element.
+struct kp_conv_cursor {
+    int32_t k, c, i, j;
+    KP_DEVICE void start(const kp_conv_args &a, int32_t k0) {
+        k = k0;
+        c = k0 / (a.k_h * a.k_w);
+        int32_t tap = k0 - c * (a.k_h * a.k_w);
+        i = tap / a.k_w;
+        j = tap - i * a.k_w;
+    }
+    KP_DEVICE void advance(const kp_conv_args &a, int32_t step) {
+        k += step;
+        j += step;
+        while (j >= a.k_w) {
+            j -= a.k_w;
+            if (++i == a.k_h) {
+                i = 0;
+                ++c;
+            }
+        }
+    }
+};
+
+// A thread's weight rows: output channels m, m + STEP, ... of group g, all
+// read at one depth k per step.
+struct kp_conv_wrows {
+    int64_t base;
+    int32_t rows;   // rows of the group from m on
+    KP_DEVICE void start(const kp_conv_args &a, int g, int32_t m) {
+        rows = a.c_out_group - m;
+        base = (int64_t)g * a.w_stride_group + (int64_t)m * a.w_stride_m;
+    }
+    template <int STEP, int PER, typename T>
+    KP_DEVICE void load(const kp_conv_args &a, const T *w, const kp_conv_cursor &cur,
+                        T (&out)[PER]) const {
+        const bool in_k = cur.k < a.k_total;
+        const int64_t off =
+            base + cur.c * a.w_stride_c + cur.i * a.w_stride_i + cur.j * a.w_stride_j;
+#pragma unroll
+        for (int r = 0; r < PER; r++)
+            out[r] = in_k && r * STEP < rows ? w[off + (int64_t)(r * STEP) * a.w_stride_m] : T();
+    }
+};
+
+// The input side of the conv gather steps through k with a cursor that
+// also keeps the tap's src offset c*s_c + i*d_h*s_h + j*d_w*s_w up to date:
+// a few adds per element instead of three 64-bit multiplies.
+struct kp_conv_gcursor {
+    int32_t k, i, j;
+    int64_t off;
+    KP_DEVICE void start(const kp_conv_args &a, int32_t k0) {
+        kp_conv_cursor t;
+        t.start(a, k0);
+        k = t.k;
+        i = t.i;
+        j = t.j;
+        off = t.c * a.src_stride[1] + (int64_t)(i * a.dil_h) * a.src_stride[2] +
+              (int64_t)(j * a.dil_w) * a.src_stride[3];
+    }
+    KP_DEVICE void advance(const kp_conv_args &a, int32_t step) {
+        k += step;
+        j += step;
+        off += (int64_t)step * a.dil_w * a.src_stride[3];
+        while (j >= a.k_w) {
+            j -= a.k_w;
+            off += (int64_t)a.dil_h * a.src_stride[2] - (int64_t)(a.k_w * a.dil_w) * a.src_stride[3];
+            if (++i == a.k_h) {
+                i = 0;
+                off += a.src_stride[1] - (int64_t)(a.k_h * a.dil_h) * a.src_stride[2];
+            }
+        }
+    }
+};
+
+template <bool TR, typename A, typename B> struct kp_conv_pick { typedef A type; };
+template <typename A, typename B> struct kp_conv_pick<false, A, B> { typedef B type; };
+
+// One GEMM column: output pixel p, gathered from src. For conv, tap (i, j)
+// reads src[y*s - p + i*d]; for the transposed conv, the input pixel iy
+// with iy*s = y + p - i*d, if that is a whole number in range.
+template <bool TR> struct kp_conv_pixel {
+    typedef typename kp_conv_pick<TR, kp_conv_cursor, kp_conv_gcursor>::type cursor;
+    int64_t base;   // src offset of (n, the group's first channel)
+    int32_t y0, x0;
+    KP_DEVICE void start(const kp_conv_args &a, int64_t p, int g) {
+        const bool valid = p < a.pixels;
+        int64_t q = valid ? p : 0;
+        int32_t x = (int32_t)(q % a.out_w);
+        q /= a.out_w;
+        int32_t y = (int32_t)(q % a.out_h);
+        int64_t n = q / a.out_h;
+        base = n * a.src_stride[0] + (int64_t)g * a.c_in_group * a.src_stride[1];
+        y0 = TR ? y + a.pad_h : y * a.stride_h - a.pad_h;
+        x0 = TR ? x + a.pad_w : x * a.stride_w - a.pad_w;
+        if (!TR)  // offset of the (possibly outside) position (y0, x0)
+            base += (int64_t)y0 * a.src_stride[2] + (int64_t)x0 * a.src_stride[3];
+        // A pixel past the end reads nothing: a row that no tap reaches
+        // (every tap offset is below 2^30 in magnitude, see the launcher).
+        if (!valid)
+            y0 = TR ? -(1 << 30) : (1 << 30);
+    }
+    template <typename T>
+    KP_DEVICE T load(const kp_conv_args &a, const T *src, const kp_conv_gcursor &cur) const {
+        const bool ok = cur.k < a.k_total && (uint32_t)(y0 + cur.i * a.dil_h) < (uint32_t)a.in_h &&
+                        (uint32_t)(x0 + cur.j * a.dil_w) < (uint32_t)a.in_w;
+        return ok ? src[base + cur.off] : T();
+    }
+    template <typename T>
+    KP_DEVICE T load(const kp_conv_args &a, const T *src, const kp_conv_cursor &cur) const {
+        if (cur.k >= a.k_total)
+            return T();
+        // Unsigned: a negative position wraps above every in-range one.
+        uint32_t ty = (uint32_t)(y0 - cur.i * a.dil_h), tx = (uint32_t)(x0 - cur.j * a.dil_w);
+        uint32_t qy = ty / (uint32_t)a.stride_h, qx = tx / (uint32_t)a.stride_w;
+        bool ok = ((ty | tx) >> 31) == 0 && qy * (uint32_t)a.stride_h == ty &&
+                  qx * (uint32_t)a.stride_w == tx && qy < (uint32_t)a.in_h && qx < (uint32_t)a.in_w;
+        if (!ok)
+            return T();
+        return src[base + cur.c * a.src_stride[1] + (int64_t)qy * a.src_stride[2] +
+                   (int64_t)qx * a.src_stride[3]];
+    }
+};
+
+// dst offset of pixel p's (n, channel 0, y, x), or -1 past the last pixel.
+KP_DEVICE int64_t kp_conv_dst_pixel(const kp_conv_args &a, int64_t p) {
+    if (p >= a.pixels)
+        return -1;
+    int64_t x = p % a.out_w, q = p / a.out_w;
+    int64_t y = q % a.out_h, n = q / a.out_h;
+    return n * a.dst_stride[0] + y * a.dst_stride[2] + x * a.dst_stride[3];
+}
+
+// Output channel m of group g: its dst offset past the pixel's and its bias.
+template <typename T> struct kp_conv_channel {
+    typedef typename kp_compute<T>::type Acc;
+    int64_t off;
+    Acc bias;
+    bool valid;
+    KP_DEVICE void start(const kp_conv_args &a, const T *b, int g, int32_t m) {
+        valid = m < a.c_out_group;
+        int64_t o = (int64_t)g * a.c_out_group + m;
+        off = o * a.dst_stride[1];
+        bias = valid && a.has_bias ? kp_load(b[o * a.bias_stride]) : Acc(0);
+    }
+};
+
+// How far the SIMT tile unrolls its step: fully on NVIDIA; on AMD a full
+// unroll lets the compiler hoist every shared-memory load of the step and
+// spill.
+constexpr int kp_conv_simt_unroll = KP_HIP ? 2 : 16;
+
+// ---- the SIMT tile: each thread keeps a TM x TN register tile of output
+// channels tm*TM.. and pixels tn + COLS*q, so a wave reads one broadcast
+// weight column and consecutive pixels from shared memory.
+template <typename T, int BN_, int BK_, int TM, int TN> struct kp_conv_simt_tile {
+    typedef typename kp_compute<T>::type Acc;
+    static constexpr int BM = KP_CONV_TILE_M, BN = BN_, BK = BK_;
+    static constexpr int COLS = BN / TN;
+    static_assert((BM / TM) * COLS == KP_CONV_BLOCK, "one register tile per thread");
+    struct Smem {
+        Acc a[2][BK][BM + 4];   // padded: the k-major stores spread over the banks
+        Acc b[2][BK][BN];
+    };
+    Acc acc[TM][TN];
+
+    KP_DEVICE void zero() {
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                acc[i][j] = Acc(0);
+    }
+    // Element r of a thread's weight loads is (row t / BK + r * A_STEP, k = t % BK);
+    // of its input loads (pixel t % BN, k = (t / BN) * B_PER + r).
+    template <int A_STEP, int A_PER, int B_STEP, int B_PER>
+    KP_DEVICE void stash(Smem &s, int buf, const T (&ra)[A_PER], const T (&rb)[B_PER]) const {
+        const int t = threadIdx.x;
+#pragma unroll
+        for (int r = 0; r < A_PER; r++)
+            s.a[buf][t % BK][t / BK + r * A_STEP] = kp_load(ra[r]);
+#pragma unroll
+        for (int r = 0; r < B_PER; r++)
+            s.b[buf][(t / BN) * B_PER + r][t % BN] = kp_load(rb[r]);
+    }
+    KP_DEVICE void compute(const Smem &s, int buf) {
+        const int t = threadIdx.x, tm = t / COLS, tn = t % COLS;
+#pragma unroll kp_conv_simt_unroll
+        for (int kk = 0; kk < BK; kk++) {
+            Acc av[TM], bv[TN];
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+                av[i] = s.a[buf][kk][tm * TM + i];
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                bv[j] = s.b[buf][kk][tn + j * COLS];
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] += av[i] * bv[j];
+        }
+    }
+    KP_DEVICE void store(const kp_conv_args &a, const T *bias, T *dst, int g, int32_t m0,
+                         int64_t p0) const {
+        const int t = threadIdx.x, tm = t / COLS, tn = t % COLS;
+        int64_t pix[TN];
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            pix[j] = kp_conv_dst_pixel(a, p0 + tn + j * COLS);
+#pragma unroll
+        for (int i = 0; i < TM; i++) {
+            kp_conv_channel<T> ch;
+            ch.start(a, bias, g, m0 + tm * TM + i);
+            if (!ch.valid)
+                continue;
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                if (pix[j] >= 0)
+                    dst[pix[j] + ch.off] = kp_store<T>(acc[i][j] + ch.bias);
+        }
+    }
+};
+
+#if KP_HAS_MMA_16
+// ---- the tensor-core tile (16-bit inputs, NVIDIA sm_80+): 8 warps of 32
+// lanes as 2 x 4, each owning a 32 x 32 block of the 64 x 128 tile as 2 x 4
+// m16n8k16 products. Shared memory keeps both operands k-contiguous (the
+// A row / B column fragments are then 32-bit loads), rows padded to an odd
+// number of words so the gather's pixel-major stores do not conflict.
+template <typename T> struct kp_conv_mma_tile {
+    static constexpr int BM = KP_CONV_TILE_M, BN = KP_CONV_TILE_N, BK = 32;
+    static constexpr int LD = BK + 2;
+    static_assert(BM * BN == KP_CONV_BLOCK * 32, "8 warps of 32 x 32");
+    struct Smem {
+        uint16_t a[2][BM][LD];
+        uint16_t b[2][BN][LD];
+    };
+    float acc[2][4][4];
+
+    KP_DEVICE void zero() {
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    acc[i][j][e] = 0.0f;
+    }
+    template <int A_STEP, int A_PER, int B_STEP, int B_PER>
+    KP_DEVICE void stash(Smem &s, int buf, const T (&ra)[A_PER], const T (&rb)[B_PER]) const {
+        const int t = threadIdx.x;
+#pragma unroll
+        for (int r = 0; r < A_PER; r++)
+            s.a[buf][t / BK + r * A_STEP][t % BK] = ra[r].bits;
+        static_assert(B_PER % 2 == 0, "pairs of k");
+#pragma unroll
+        for (int r = 0; r < B_PER; r += 2)
+            *(uint32_t *)&s.b[buf][t % BN][(t / BN) * B_PER + r] =
+                rb[r].bits | (uint32_t)rb[r + 1].bits << 16;
+    }
+    static KP_DEVICE uint32_t pair(const uint16_t *p) { return *(const uint32_t *)p; }
+    KP_DEVICE void compute(const Smem &s, int buf) {
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int row = (warp / 4) * 32 + lane / 4, col = (warp % 4) * 32 + lane / 4;
+#pragma unroll
+        for (int k = 0; k < BK; k += 16) {
+            const int kc = k + (lane % 4) * 2;
+            uint32_t af[2][4];
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                af[i][0] = pair(&s.a[buf][row + i * 16][kc]);
+                af[i][1] = pair(&s.a[buf][row + i * 16 + 8][kc]);
+                af[i][2] = pair(&s.a[buf][row + i * 16][kc + 8]);
+                af[i][3] = pair(&s.a[buf][row + i * 16 + 8][kc + 8]);
+            }
+            // B fragments one at a time: fewer live registers.
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const uint32_t bf[2] = {pair(&s.b[buf][col + j * 8][kc]),
+                                        pair(&s.b[buf][col + j * 8][kc + 8])};
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    kp_mma_16<T>::run(acc[i][j], af[i], bf);
+            }
+        }
+    }
+    KP_DEVICE void store(const kp_conv_args &a, const T *bias, T *dst, int g, int32_t m0,
+                         int64_t p0) const {
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int row = m0 + (warp / 4) * 32 + lane / 4;
+        const int64_t col = p0 + (warp % 4) * 32 + (lane % 4) * 2;
+        int64_t pix[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                pix[j][e] = kp_conv_dst_pixel(a, col + j * 8 + e);
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                kp_conv_channel<T> ch;
+                ch.start(a, bias, g, row + i * 16 + h * 8);
+                if (!ch.valid)
+                    continue;
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++)
+                        if (pix[j][e] >= 0)
+                            dst[pix[j][e] + ch.off] = kp_store<T>(acc[i][j][h * 2 + e] + ch.bias);
+            }
+    }
+};
+#endif
+
+// Loads the thread's weight and input elements of the step at depth k0.
+template <typename T, bool TR, int BK, int A_STEP, int A_PER, int B_STEP, int B_PER>
+KP_DEVICE void kp_conv_fetch(const kp_conv_args &a, const T *src, const T *w, int32_t k0,
+                             const kp_conv_wrows &wrows, const kp_conv_pixel<TR> &pixel,
+                             T (&ra)[A_PER], T (&rb)[B_PER]) {
+    kp_conv_cursor ca;
+    ca.start(a, k0 + (int32_t)(threadIdx.x % BK));
+    wrows.load<A_STEP, A_PER>(a, w, ca, ra);
+    // Consecutive k: the cursor wraps at most once a step.
+    typename kp_conv_pixel<TR>::cursor cb;
+    cb.start(a, k0 + (int32_t)(threadIdx.x / (KP_CONV_BLOCK / B_STEP)) * B_PER);
+#pragma unroll
+    for (int r = 0; r < B_PER; r++) {
+        rb[r] = pixel.load(a, src, cb);
+        if (r + 1 < B_PER)
+            cb.advance(a, 1);
+    }
+}
+
+// The tile loop shared by both tiles: blocks stride over (group, channel
+// tile) on y and pixel tiles on x; each tile runs the double-buffered
+// reduction (one barrier a step: step s reads buffer s % 2 while the
+// registers holding step s + 1 go to the other) and stores its outputs.
+template <typename T, bool TR, class Tile>
+KP_DEVICE void kp_conv_run(const kp_conv_args &a, const T *src, const T *w, const T *bias, T *dst,
+                           typename Tile::Smem &s) {
+    constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
+    constexpr int A_STEP = KP_CONV_BLOCK / BK, A_PER = BM / A_STEP;
+    constexpr int B_STEP = KP_CONV_BLOCK / BN, B_PER = BK / B_STEP;
+    static_assert(A_PER * A_STEP == BM && B_PER * B_STEP == BK, "loads cover the tile");
+    const int t = threadIdx.x;
+    const int64_t p_tiles = (a.pixels + BN - 1) / BN;
+    const int64_t m_tiles = (int64_t)a.m_tiles * a.groups;
+    for (int64_t ty = blockIdx.y; ty < m_tiles; ty += gridDim.y) {
+        const int g = (int)(ty / a.m_tiles);
+        const int32_t m0 = (int32_t)(ty % a.m_tiles) * BM;
+        for (int64_t tx = blockIdx.x; tx < p_tiles; tx += gridDim.x) {
+            const int64_t p0 = tx * BN;
+            kp_conv_wrows wrows;
+            kp_conv_pixel<TR> pixel;
+            wrows.start(a, g, m0 + t / BK);
+            pixel.start(a, p0 + t % BN, g);
+            T ra[A_PER], rb[B_PER];
+            Tile tile;
+            tile.zero();
+            kp_conv_fetch<T, TR, BK, A_STEP, A_PER, B_STEP, B_PER>(a, src, w, 0, wrows, pixel, ra,
+                                                                   rb);
+            __syncthreads();  // the previous tile's readers of buffer 0 are done
+            tile.template stash<A_STEP, A_PER, B_STEP, B_PER>(s, 0, ra, rb);
+            __syncthreads();
+            for (int32_t k0 = 0, buf = 0; k0 < a.k_total; k0 += BK, buf ^= 1) {
+                const bool more = k0 < a.k_total - BK;
+                if (more)
+                    kp_conv_fetch<T, TR, BK, A_STEP, A_PER, B_STEP, B_PER>(a, src, w, k0 + BK, wrows,
+                                                                           pixel, ra, rb);
+                tile.compute(s, buf);
+                if (more)
+                    tile.template stash<A_STEP, A_PER, B_STEP, B_PER>(s, buf ^ 1, ra, rb);
+                __syncthreads();
+            }
+            tile.store(a, bias, dst, g, m0, p0);
+        }
+    }
+}
+
+// The tile each dtype uses on this target. SIMT steps are 8 deep: deeper
+// ones hold more loads in flight than 128 registers (two blocks an SM) fit.
+template <typename T, bool TR> struct kp_conv_tile_for {
+    typedef kp_conv_simt_tile<T, KP_CONV_TILE_N, 8, 8, 4> type;
+};
+template <bool TR> struct kp_conv_tile_for<double, TR> {
+    typedef kp_conv_simt_tile<double, KP_CONV_TILE_N_F64, 8, 4, 4> type;
+};
+#if KP_HAS_MMA_16
+template <bool TR> struct kp_conv_tile_for<kp_f16, TR> {
+    typedef kp_conv_mma_tile<kp_f16> type;
+};
+template <bool TR> struct kp_conv_tile_for<kp_bf16, TR> {
+    typedef kp_conv_mma_tile<kp_bf16> type;
+};
+#endif
+
+template <typename T, bool TR>
+KP_DEVICE void kp_conv_kernel(const kp_conv_args &a, const T *src, const T *w, const T *bias,
+                              T *dst) {
+    typedef typename kp_conv_tile_for<T, TR>::type Tile;
+    __shared__ __align__(16) typename Tile::Smem smem;
+    kp_conv_run<T, TR, Tile>(a, src, w, bias, dst, smem);
+}
+
+// conv_<dtype> and conv_transpose_<dtype>: src, weight, bias (NULL when
+// has_bias is 0), dst, with their offsets applied.
+#define KP_CONV(NAME, T)                                                                     \
+    KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, 2) void conv_##NAME(                             \
+        kp_conv_args a, const T *src, const T *weight, const T *bias, T *dst) {              \
+        kp_conv_kernel<T, false>(a, src, weight, bias, dst);                                  \
+    }                                                                                        \
+    KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, 2) void conv_transpose_##NAME(                   \
+        kp_conv_args a, const T *src, const T *weight, const T *bias, T *dst) {              \
+        kp_conv_kernel<T, true>(a, src, weight, bias, dst);                                   \
+    }
+
+KP_CONV(f32, float)
+KP_CONV(f64, double)
+KP_CONV(f16, kp_f16)
+KP_CONV(bf16, kp_bf16)
