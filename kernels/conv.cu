@@ -8,7 +8,10 @@
 // each output pixel and tap back to the input pixel it comes from (taps
 // whose position is not a multiple of the stride read 0); the launcher
 // uses it only where stride and dilation both exceed 1, and otherwise runs
-// the transposed conv as one conv_* per output phase.
+// the transposed conv as one conv_* per output phase. Where the channels
+// per group are a multiple of the step depth, the reduction runs tap-major
+// (kp_conv_tap_step): a step then lies in one tap and the gather checks
+// its bounds once; otherwise in the weight's own (c, i, j) order.
 //
 // The multiply: a SIMT register tile on every target; f16/bf16 on NVIDIA
 // sm_80+ use mma.sync tensor-core instructions instead (kp_mma.cuh).
@@ -42,6 +45,25 @@ struct kp_conv_cursor {
     }
 };
 
+// Tap-major reduction, k = (i * k_w + j) * c_in_group + c, for convs whose
+// channels per group are a multiple of the step depth: a step then lies in
+// one tap, so the input gather checks that tap's bounds once and steps
+// through channels with one add per element.
+struct kp_conv_tap_step {
+    int32_t i, j, c0;   // the step's tap and first channel
+    KP_DEVICE void start() { i = j = c0 = 0; }
+    KP_DEVICE void advance(const kp_conv_args &a, int32_t step) {
+        c0 += step;
+        if (c0 == a.c_in_group) {
+            c0 = 0;
+            if (++j == a.k_w) {
+                j = 0;
+                ++i;
+            }
+        }
+    }
+};
+
 // A thread's weight rows: output channels m, m + STEP, ... of group g, all
 // read at one depth k per step.
 struct kp_conv_wrows {
@@ -60,6 +82,16 @@ struct kp_conv_wrows {
 #pragma unroll
         for (int r = 0; r < PER; r++)
             out[r] = in_k && r * STEP < rows ? w[off + (int64_t)(r * STEP) * a.w_stride_m] : T();
+    }
+    // The same in tap-major order: channel c0 + dc of the step's tap.
+    template <int STEP, int PER, typename T>
+    KP_DEVICE void load_tap(const kp_conv_args &a, const T *w, const kp_conv_tap_step &st,
+                            int32_t dc, T (&out)[PER]) const {
+        const int64_t off = base + (int64_t)(st.c0 + dc) * a.w_stride_c +
+                            (int64_t)st.i * a.w_stride_i + (int64_t)st.j * a.w_stride_j;
+#pragma unroll
+        for (int r = 0; r < PER; r++)
+            out[r] = r * STEP < rows ? w[off + (int64_t)(r * STEP) * a.w_stride_m] : T();
     }
 };
 
@@ -119,6 +151,18 @@ template <bool TR> struct kp_conv_pixel {
         // (every tap offset is below 2^30 in magnitude, see the launcher).
         if (!valid)
             y0 = TR ? -(1 << 30) : (1 << 30);
+    }
+    // PER consecutive channels c0 + dc.. of the step's tap (conv only).
+    template <int PER, typename T>
+    KP_DEVICE void load_tap(const kp_conv_args &a, const T *src, const kp_conv_tap_step &st,
+                            int32_t dc, T (&out)[PER]) const {
+        const int32_t dy = st.i * a.dil_h, dx = st.j * a.dil_w;
+        const bool ok = (uint32_t)(y0 + dy) < (uint32_t)a.in_h && (uint32_t)(x0 + dx) < (uint32_t)a.in_w;
+        const T *p = src + base + (int64_t)dy * a.src_stride[2] + (int64_t)dx * a.src_stride[3] +
+                     (int64_t)(st.c0 + dc) * a.src_stride[1];
+#pragma unroll
+        for (int r = 0; r < PER; r++)
+            out[r] = ok ? p[(int64_t)r * a.src_stride[1]] : T();
     }
     template <typename T>
     KP_DEVICE T load(const kp_conv_args &a, const T *src, const kp_conv_gcursor &cur) const {
@@ -336,10 +380,16 @@ template <typename T> struct kp_conv_mma_tile {
 #endif
 
 // Loads the thread's weight and input elements of the step at depth k0.
-template <typename T, bool TR, int BK, int A_STEP, int A_PER, int B_STEP, int B_PER>
+template <typename T, bool TR, bool TAPS, int BK, int A_STEP, int A_PER, int B_STEP, int B_PER>
 KP_DEVICE void kp_conv_fetch(const kp_conv_args &a, const T *src, const T *w, int32_t k0,
-                             const kp_conv_wrows &wrows, const kp_conv_pixel<TR> &pixel,
-                             T (&ra)[A_PER], T (&rb)[B_PER]) {
+                             const kp_conv_tap_step &st, const kp_conv_wrows &wrows,
+                             const kp_conv_pixel<TR> &pixel, T (&ra)[A_PER], T (&rb)[B_PER]) {
+    if (TAPS) {
+        wrows.load_tap<A_STEP, A_PER>(a, w, st, (int32_t)(threadIdx.x % BK), ra);
+        pixel.template load_tap<B_PER>(a, src, st,
+                                       (int32_t)(threadIdx.x / (KP_CONV_BLOCK / B_STEP)) * B_PER, rb);
+        return;
+    }
     kp_conv_cursor ca;
     ca.start(a, k0 + (int32_t)(threadIdx.x % BK));
     wrows.load<A_STEP, A_PER>(a, w, ca, ra);
@@ -358,7 +408,7 @@ KP_DEVICE void kp_conv_fetch(const kp_conv_args &a, const T *src, const T *w, in
 // tile) on y and pixel tiles on x; each tile runs the double-buffered
 // reduction (one barrier a step: step s reads buffer s % 2 while the
 // registers holding step s + 1 go to the other) and stores its outputs.
-template <typename T, bool TR, class Tile>
+template <typename T, bool TR, bool TAPS, class Tile>
 KP_DEVICE void kp_conv_run(const kp_conv_args &a, const T *src, const T *w, const T *bias, T *dst,
                            typename Tile::Smem &s) {
     constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
@@ -380,16 +430,21 @@ KP_DEVICE void kp_conv_run(const kp_conv_args &a, const T *src, const T *w, cons
             T ra[A_PER], rb[B_PER];
             Tile tile;
             tile.zero();
-            kp_conv_fetch<T, TR, BK, A_STEP, A_PER, B_STEP, B_PER>(a, src, w, 0, wrows, pixel, ra,
-                                                                   rb);
+            kp_conv_tap_step tap;  // the tap-major position of the step being fetched
+            tap.start();
+            kp_conv_fetch<T, TR, TAPS, BK, A_STEP, A_PER, B_STEP, B_PER>(a, src, w, 0, tap, wrows,
+                                                                         pixel, ra, rb);
             __syncthreads();  // the previous tile's readers of buffer 0 are done
             tile.template stash<A_STEP, A_PER, B_STEP, B_PER>(s, 0, ra, rb);
             __syncthreads();
             for (int32_t k0 = 0, buf = 0; k0 < a.k_total; k0 += BK, buf ^= 1) {
                 const bool more = k0 < a.k_total - BK;
-                if (more)
-                    kp_conv_fetch<T, TR, BK, A_STEP, A_PER, B_STEP, B_PER>(a, src, w, k0 + BK, wrows,
-                                                                           pixel, ra, rb);
+                if (more) {
+                    if (TAPS)
+                        tap.advance(a, BK);
+                    kp_conv_fetch<T, TR, TAPS, BK, A_STEP, A_PER, B_STEP, B_PER>(
+                        a, src, w, k0 + BK, tap, wrows, pixel, ra, rb);
+                }
                 tile.compute(s, buf);
                 if (more)
                     tile.template stash<A_STEP, A_PER, B_STEP, B_PER>(s, buf ^ 1, ra, rb);
@@ -422,17 +477,31 @@ KP_DEVICE void kp_conv_kernel(const kp_conv_args &a, const T *src, const T *w, c
                               T *dst) {
     typedef typename kp_conv_tile_for<T, TR>::type Tile;
     __shared__ __align__(16) typename Tile::Smem smem;
-    kp_conv_run<T, TR, Tile>(a, src, w, bias, dst, smem);
+    if (!TR && a.k_total > 0 && a.c_in_group % Tile::BK == 0)
+        kp_conv_run<T, TR, true, Tile>(a, src, w, bias, dst, smem);
+    else
+        kp_conv_run<T, TR, false, Tile>(a, src, w, bias, dst, smem);
 }
+
+// Two blocks an SM (at most 128 registers a thread) where the tiles fit
+// in that without spilling; one where the compiler needs a few more:
+// NVIDIA sm_75 and sm_100+, AMD gfx900/gfx906 (no accumulation registers).
+#if !KP_HIP && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 800 || __CUDA_ARCH__ >= 1000)
+#define KP_CONV_MIN_BLOCKS 1
+#elif KP_HIP && (defined(__gfx900__) || defined(__gfx906__))
+#define KP_CONV_MIN_BLOCKS 1
+#else
+#define KP_CONV_MIN_BLOCKS 2
+#endif
 
 // conv_<dtype> and conv_transpose_<dtype>: src, weight, bias (NULL when
 // has_bias is 0), dst, with their offsets applied.
 #define KP_CONV(NAME, T)                                                                     \
-    KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, 2) void conv_##NAME(                             \
+    KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, KP_CONV_MIN_BLOCKS) void conv_##NAME(            \
         kp_conv_args a, const T *src, const T *weight, const T *bias, T *dst) {              \
         kp_conv_kernel<T, false>(a, src, weight, bias, dst);                                  \
     }                                                                                        \
-    KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, 2) void conv_transpose_##NAME(                   \
+    KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, KP_CONV_MIN_BLOCKS) void conv_transpose_##NAME(  \
         kp_conv_args a, const T *src, const T *weight, const T *bias, T *dst) {              \
         kp_conv_kernel<T, true>(a, src, weight, bias, dst);                                   \
     }

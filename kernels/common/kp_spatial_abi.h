@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#define KP_SPATIAL_BLOCK 256   /* threads a block */
+
 #define KP_SPATIAL_ROWS_NCH 0
 #define KP_SPATIAL_ROWS_NHW 1
 

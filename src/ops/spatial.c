@@ -168,7 +168,7 @@ static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dt
         for (int k = 0; k < 5; k++)
             kp_spatial_div_magic((uint32_t)divisors[k], &a->div_mul[k], &a->div_shift[k]);
     }
-    struct kp_launch_dims dims = kp_launch_1d(stream->device, runs, 256);
+    struct kp_launch_dims dims = kp_launch_1d(stream->device, runs, KP_SPATIAL_BLOCK);
     return kp_launch_family(stream, family, dtype, &dims, args);
 }
 
