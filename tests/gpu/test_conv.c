@@ -18,7 +18,8 @@
  * covers f16 subnormals. Inputs are the dtype's values, so only the sums
  * and the final rounding differ from the reference.
  *
- * dst is poisoned first; bytes outside its view must keep the poison. */
+ * dst is poisoned first; bytes outside its view must keep the poison. A
+ * conv over more than 2^31 pixels checks the 64-bit indexing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,49 @@ START_TEST(test_conv_empty_batch)
 }
 END_TEST
 
+/* 64-bit pixel indices and offsets: a 1x1 f16 conv over 46341^2 pixels
+ * (2^31 + 4633), dst = 2 * src + 0.5 exactly, checked over the first and
+ * last rows and a stride through the middle. */
+START_TEST(test_conv_64bit)
+{
+    const int64_t side = 46341;
+    const uint64_t pixels = (uint64_t)side * side;
+    if (gpu_skip_big("test_conv_64bit", 2 * pixels * 2 + (1ull << 30)))
+        return;
+    struct gpu_buf sb, wb, bb, db;
+    gpu_buf_alloc(&sb, pixels * 2);
+    gpu_buf_alloc(&db, pixels * 2);
+    gpu_buf_alloc(&wb, 2);
+    gpu_buf_alloc(&bb, 2);
+    uint16_t *sh = sb.host;
+    for (uint64_t i = 0; i < pixels; i++)
+        sh[i] = f32_to_f16((float)(i % 61) * 0.25f);
+    ((uint16_t *)wb.host)[0] = f32_to_f16(2.0f);
+    ((uint16_t *)bb.host)[0] = f32_to_f16(0.5f);
+    gpu_buf_upload(&sb);
+    gpu_buf_upload(&wb);
+    gpu_buf_upload(&bb);
+    const int64_t img[4] = {1, 1, side, side}, one[4] = {1, 1, 1, 1}, nb[1] = {1};
+    kp_tensor s = gpu_tensor(&sb, KP_DTYPE_F16, 4, img, NULL, 0);
+    kp_tensor d = gpu_tensor(&db, KP_DTYPE_F16, 4, img, NULL, 0);
+    kp_tensor w = gpu_tensor(&wb, KP_DTYPE_F16, 4, one, NULL, 0);
+    kp_tensor b = gpu_tensor(&bb, KP_DTYPE_F16, 1, nb, NULL, 0);
+    kp_conv_params p = {{1, 1}, {0, 0}, {1, 1}, {0, 0}, 1};
+    CK_OK(kp_conv(gpu_stream, &d, &s, &w, &b, &p));
+    gpu_buf_download(&db);
+    const uint16_t *dh = db.host;
+    for (uint64_t i = 0; i < pixels; i += (i < (uint64_t)side || i >= pixels - (uint64_t)side) ? 1 : 9973) {
+        float want = (float)(i % 61) * 0.5f + 0.5f;
+        ck_assert_msg(f16_to_f32(dh[i]) == want, "64-bit conv: pixel %llu is %g, want %g",
+                      (unsigned long long)i, f16_to_f32(dh[i]), want);
+    }
+    gpu_buf_free(&sb);
+    gpu_buf_free(&wb);
+    gpu_buf_free(&bb);
+    gpu_buf_free(&db);
+}
+END_TEST
+
 int main(void)
 {
     int st = gpu_setup();
@@ -295,6 +339,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_conv_cases, 0, (int)(N_CASES * N_DTYPES));
     tcase_add_test(tc, test_conv_empty_batch);
+    tcase_add_test(tc, test_conv_64bit);
     suite_add_tcase(s, tc);
     int failed = gpu_run_suite(s);
     gpu_teardown();
