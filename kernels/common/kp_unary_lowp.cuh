@@ -86,39 +86,40 @@ KP_DEVICE kp_lowp kp_tanh(kp_lowp x) {
 }
 
 // sin and cos: the hardware versions are accurate to 2^-21.4 absolute on
-// [-pi, pi], so the argument is first reduced exactly enough (three-part
-// 2 pi, good to 1e-10 for |x| < 2^17; larger arguments take libm), and
-// where the result is near a zero the Taylor series of sin of the small
-// remaining angle is used instead.
+// [-pi, pi]. The argument is first reduced to r in [-pi/2, pi/2] around the
+// nearest zero of the function (x = k pi + r for sin, (k + 1/2) pi + r for
+// cos, with a three-part pi: good to 1e-10 for |x| < 2^17; larger arguments
+// take libm), so that near a zero the small r is itself accurate: reducing
+// by 2 pi and then taking pi - |r| lost up to 1.2e-7 there, two f16 ulps of
+// sin(1065). Small r takes the Taylor series, the rest the hardware sin.
 KP_DEVICE float kp_lowp_sin_small(float r) {
     const float r2 = r * r;
     return r * (1.0f + r2 * (-1.0f / 6.0f + r2 * (1.0f / 120.0f)));
 }
-KP_DEVICE float kp_lowp_reduce(float x) {
-    const float k = rintf(x * 0.159154943f);
-    float r = fmaf(-k, 6.28318548f, x);
-    r = fmaf(-k, -1.74845553e-7f, r);
-    return fmaf(-k, -4.2770697e-15f, r);
+// x - m pi for an integer or half-integer m (|m| < 2^22, exact in f32).
+KP_DEVICE float kp_lowp_minus_pi_times(float x, float m) {
+    float r = fmaf(-m, 3.14159274f, x);
+    r = fmaf(-m, -8.74227766e-8f, r);
+    return fmaf(-m, -2.13853485e-15f, r);
+}
+// sin(r) for |r| <= pi/2, negated for odd k.
+KP_DEVICE kp_lowp kp_lowp_signed_sin(float r, float k) {
+    const float v = fabsf(r) < 0.0625f ? kp_lowp_sin_small(r) : __sinf(r);
+    return kp_lp((int)k & 1 ? -v : v);
 }
 KP_DEVICE kp_lowp kp_sin(kp_lowp x) {
+    if (fabsf(x.v) < 0.0625f)
+        return kp_lp(kp_lowp_sin_small(x.v));  // -0 stays -0
     if (!(fabsf(x.v) < 131072.0f))
         return kp_lp(sinf(x.v));
-    const float r = kp_lowp_reduce(x.v), a = fabsf(r);
-    if (a < 0.0625f)
-        return kp_lp(kp_lowp_sin_small(r));
-    const float s = (3.14159274f - a) + -8.74227766e-8f;  // pi - |r|: sin(r) = sign(r) sin(s)
-    if (s < 0.0625f)
-        return kp_lp(copysignf(kp_lowp_sin_small(s), r));
-    return kp_lp(__sinf(r));
+    const float k = rintf(x.v * 0.318309886f);  // sin(k pi + r) = (-1)^k sin(r)
+    return kp_lowp_signed_sin(kp_lowp_minus_pi_times(x.v, k), k);
 }
 KP_DEVICE kp_lowp kp_cos(kp_lowp x) {
     if (!(fabsf(x.v) < 131072.0f))
         return kp_lp(cosf(x.v));
-    const float r = kp_lowp_reduce(x.v);
-    const float s = (1.57079637f - fabsf(r)) + -4.37113883e-8f;  // cos(r) = sin(pi/2 - |r|)
-    if (fabsf(s) < 0.0625f)
-        return kp_lp(kp_lowp_sin_small(s));
-    return kp_lp(__cosf(r));
+    const float k = rintf(fmaf(x.v, 0.318309886f, -0.5f));  // cos((k + 1/2) pi + r) = (-1)^(k+1) sin(r)
+    return kp_lowp_signed_sin(kp_lowp_minus_pi_times(x.v, k + 0.5f), k + 1.0f);
 }
 
 // erfc through the Chebyshev fit of Numerical Recipes' erfcc (relative error

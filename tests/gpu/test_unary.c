@@ -2,7 +2,10 @@
  * contiguous, strided, transposed, broadcast, offset, scalar and empty
  * layouts, special values (NaN, +-Inf, +-0, subnormals, extremes), the
  * parameters of elu and powf, in-place use, unsupported (op, dtype) pairs,
- * and one tensor of more than 2^32 elements.
+ * one tensor of more than 2^32 elements, every one of the 65536 inputs of
+ * each op in f16 and bf16, and f32 gelu and gelu_erf over 70 million inputs
+ * spread across the whole range (the worst error per band of x is printed:
+ * ops.h quotes it).
  *
  * Reference: computed in long double (at least double precision) from the
  * exact input element, then rounded to the dtype ("want"). Outputs are
@@ -251,9 +254,12 @@ static void format_elem(kp_dtype dt, const void *elem, char *out, size_t size)
 }
 
 /* Checks element di of dst against op(element si of src). On a mismatch
- * writes got/want/x to msg and returns false. */
-static bool check_element(kp_unary_op op, kp_dtype dt, double param, const void *src, size_t si,
-                          const void *dst, size_t di, char *msg, size_t size)
+ * writes got/want/x to msg and returns false. *ulps_out (if not NULL)
+ * receives the ulp distance of a float result checked within a tolerance,
+ * else 0. */
+static bool check_element_ulps(kp_unary_op op, kp_dtype dt, double param, const void *src,
+                               size_t si, const void *dst, size_t di, char *msg, size_t size,
+                               double *ulps_out)
 {
     size_t es = kp_dtype_size(dt);
     const unsigned char *x = (const unsigned char *)src + si * es;
@@ -293,7 +299,15 @@ static bool check_element(kp_unary_op op, kp_dtype dt, double param, const void 
         else
             snprintf(msg, size, "x = %s: got %s, want %s exactly", xs, gs, ws);
     }
+    if (ulps_out)
+        *ulps_out = ulps;
     return ok;
+}
+
+static bool check_element(kp_unary_op op, kp_dtype dt, double param, const void *src, size_t si,
+                          const void *dst, size_t di, char *msg, size_t size)
+{
+    return check_element_ulps(op, dt, param, src, si, dst, di, msg, size, NULL);
 }
 
 /* ---- inputs */
@@ -550,6 +564,94 @@ START_TEST(test_in_place)
 }
 END_TEST
 
+/* ---- sweeps: every 16-bit input, and f32 inputs across the whole range */
+
+/* The worst error is reported per band of x: the amplified tails of gelu
+ * and gelu_erf lie below x = -3. */
+#define N_BANDS 6
+static const double band_upper[N_BANDS - 1] = {-10, -5, -3, -1, 0};
+static const char *const band_names[N_BANDS] = {"x < -10", "-10 <= x < -5", "-5 <= x < -3",
+                                                "-3 <= x < -1", "-1 <= x < 0", "x >= 0"};
+
+static int band_of(double x)
+{
+    int b = 0;
+    while (b < N_BANDS - 1 && !(x < band_upper[b]))
+        b++;
+    return b;
+}
+
+#define SWEEP_CHUNK (1u << 24)  /* elements per call */
+
+/* Runs op on every input the generator `input(k)` gives for k < n (as raw
+ * bits of dt), one call per SWEEP_CHUNK, checks each result as the other
+ * tests do, and prints the worst ulp distance per band of x. */
+static void sweep(kp_unary_op op, kp_dtype dt, uint64_t n, uint32_t (*input)(uint64_t k))
+{
+    size_t es = kp_dtype_size(dt), chunk = n < SWEEP_CHUNK ? (size_t)n : SWEEP_CHUNK;
+    double param = default_param(op), worst[N_BANDS] = {0};
+    double worst_x[N_BANDS] = {0};
+    struct gpu_buf src, dst;
+    gpu_buf_alloc(&src, chunk * es);
+    gpu_buf_alloc(&dst, chunk * es);
+    char msg[512];
+    for (uint64_t base = 0; base < n; base += chunk) {
+        size_t m = n - base < chunk ? (size_t)(n - base) : chunk;
+        for (size_t i = 0; i < m; i++) {
+            uint32_t bits = input(base + i);
+            memcpy((unsigned char *)src.host + i * es, &bits, es);  /* little-endian host */
+        }
+        gpu_buf_upload(&src);
+        kp_tensor s = gpu_tensor(&src, dt, 1, (const int64_t[]){(int64_t)m}, NULL, 0);
+        kp_tensor d = gpu_tensor(&dst, dt, 1, (const int64_t[]){(int64_t)m}, NULL, 0);
+        CK_OK(kp_unary(gpu_stream, op, &d, &s, param));
+        gpu_buf_download(&dst);
+        for (size_t i = 0; i < m; i++) {
+            double ulps = 0;
+            if (!check_element_ulps(op, dt, param, src.host, i, dst.host, i, msg, sizeof(msg), &ulps))
+                ck_abort_msg("%s %s sweep: %s", kp_unary_op_name(op), kp_dtype_name(dt), msg);
+            double x = host_get(dt, src.host, i);
+            int b = band_of(x);
+            if (ulps > worst[b]) {
+                worst[b] = ulps;
+                worst_x[b] = x;
+            }
+        }
+    }
+    printf("%s %s over %llu inputs, worst ulp distance per band:", kp_unary_op_name(op),
+           kp_dtype_name(dt), (unsigned long long)n);
+    for (int b = 0; b < N_BANDS; b++)
+        printf(" [%s] %.0f (x = %.9g)", band_names[b], worst[b], worst_x[b]);
+    printf("\n");
+    gpu_buf_free(&src);
+    gpu_buf_free(&dst);
+}
+
+static uint32_t every_16bit(uint64_t k) { return (uint32_t)k; }
+
+/* f32 bit patterns 61 apart (61 is prime, so the low mantissa bits vary):
+ * 70 million inputs from every binade of both signs, NaNs and infinities
+ * included. */
+#define F32_SWEEP_STEP 61
+static uint32_t f32_spread(uint64_t k) { return (uint32_t)(k * F32_SWEEP_STEP); }
+
+/* _i = op * 2 + (0: f16, 1: bf16): every one of the 65536 inputs. */
+START_TEST(test_sweep_16bit)
+{
+    kp_unary_op op = (kp_unary_op)(_i / 2);
+    kp_dtype dt = _i % 2 ? KP_DTYPE_BF16 : KP_DTYPE_F16;
+    sweep(op, dt, 1u << 16, every_16bit);
+}
+END_TEST
+
+/* ops.h's f32 accuracy statement for gelu and gelu_erf, over the whole range. */
+START_TEST(test_sweep_f32_gelu)
+{
+    kp_unary_op op = _i ? KP_UNARY_GELU_ERF : KP_UNARY_GELU;
+    sweep(op, KP_DTYPE_F32, ((1ull << 32) + F32_SWEEP_STEP - 1) / F32_SWEEP_STEP, f32_spread);
+}
+END_TEST
+
 /* BIG: 2^32 + 4099 one-byte elements in and out, so this test allocates
  * ~8.6 GB of GPU memory. It checks that the contiguous path indexes past
  * 2^32 elements: the input is a pattern whose period (a prime) does not
@@ -630,6 +732,8 @@ int main(void)
     tcase_add_loop_test(tc, test_layouts, 0, N_OPS * (int)(N_DTYPES * N_CASES));
     tcase_add_loop_test(tc, test_special_values_and_params, 0, N_OPS * (int)N_DTYPES);
     tcase_add_loop_test(tc, test_in_place, 0, 2 * 4 * (int)N_DTYPES);
+    tcase_add_loop_test(tc, test_sweep_16bit, 0, 2 * N_OPS);
+    tcase_add_loop_test(tc, test_sweep_f32_gelu, 0, 2);
     suite_add_tcase(s, tc);
     /* Separate so that its size shows in the log: ~8.6 GB of GPU memory. */
     TCase *big = tcase_create("big (allocates ~8.6 GB of GPU memory)");
