@@ -14,6 +14,8 @@
 #define INPUT_SETS 2          /* inputs alternate between this many buffer sets */
 #define DT(dtype) (1u << (dtype))
 #define MAX_COPY_SIZES 128    /* copy reference times kept for reuse */
+#define ROTATE_BYTES (512ull << 20)  /* well above any current GPU's L2 */
+#define MAX_ROTATION 64       /* copies a measurement rotates through, at most */
 
 struct options {
     const char *ops;          /* --ops as given (comma-separated op names); NULL: all */
@@ -62,7 +64,13 @@ uint64_t next_random(struct bench *b);
 kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype);
 /* Median milliseconds of opt->iters runs of fn after opt->warmup untimed ones. */
 kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms);
-/* Milliseconds kp_memcpy_d2d takes to move `bytes` (half read, half written). */
+/* Copies of `bytes` that span ROTATE_BYTES, at least INPUT_SETS; no more
+ * than the runs of one measurement (each is then read once) nor
+ * MAX_ROTATION. */
+int rotation_copies(const struct bench *b, uint64_t bytes);
+/* Milliseconds kp_memcpy_d2d takes to move `bytes` (half read, half
+ * written), from memory: its sources and destinations rotate through
+ * rotation_copies() pairs, so no run finds its data in the GPU's cache. */
 kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms);
 /* Records st, with `what` and the library's last message, as r's error. */
 void result_fail(struct result *r, const char *what, kp_status st);

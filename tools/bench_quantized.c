@@ -14,8 +14,7 @@
 
 #include "bench.h"
 
-#define ROTATE_BYTES (512ull << 20)  /* well above any current GPU's L2 */
-#define MAX_COPIES 64
+#define MAX_COPIES MAX_ROTATION
 #define EACH_FORMAT ((kp_qformat)0)  /* in a row: one case per format (0 is GGUF's f32) */
 
 enum qkind { QMATVEC, DEQUANTIZE, QUANTIZE, GET_ROWS };
@@ -141,19 +140,6 @@ static kp_status alloc_copies(struct bench *b, kp_buffer **bufs, int want, size_
         *got = k + 1;
     }
     return kp_stream_synchronize(b->stream);
-}
-
-/* Copies of `bytes` that span ROTATE_BYTES, at least INPUT_SETS; no more
- * than the runs of one measurement (each is then read once). */
-static int copies_wanted(const struct bench *b, uint64_t bytes)
-{
-    uint64_t want = (ROTATE_BYTES + bytes - 1) / bytes;
-    uint64_t runs = (uint64_t)b->opt->warmup + (uint64_t)b->opt->iters;
-    if (want > runs)
-        want = runs;
-    if (want < INPUT_SETS)
-        want = INPUT_SETS;
-    return want > MAX_COPIES ? MAX_COPIES : (int)want;
 }
 
 static kp_tensor matrix(kp_buffer *buf, kp_dtype dtype, int64_t rows, int64_t cols)
@@ -285,7 +271,7 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
     case QMATVEC:
     case DEQUANTIZE:
         what = "allocating and filling the weight copies";
-        st = alloc_copies(b, copies, copies_wanted(b, rotated), q_bytes, true, KP_DTYPE_U8, &q->sets);
+        st = alloc_copies(b, copies, rotation_copies(b, rotated), q_bytes, true, KP_DTYPE_U8, &q->sets);
         for (int k = 0; st == KP_OK && k < q->sets; k++)
             st = kp_qmatrix_packed(&q->q[k], copies[k], 0, format, c->rows, c->cols);
         if (st == KP_OK && c->kind == QMATVEC) {
@@ -311,7 +297,7 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         break;
     case QUANTIZE:
         what = "allocating and filling the source copies";
-        st = alloc_copies(b, copies, copies_wanted(b, rotated), (size_t)rotated, false, c->dtype,
+        st = alloc_copies(b, copies, rotation_copies(b, rotated), (size_t)rotated, false, c->dtype,
                           &q->sets);
         for (int k = 0; k < q->sets; k++)
             q->f[k] = matrix(copies[k], c->dtype, c->rows, c->cols);

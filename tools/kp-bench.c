@@ -406,7 +406,8 @@ static void usage(FILE *f)
             "usage: kp-bench [--ops a,b] [--dtypes f32,bf16] [--elements N] [--iters N]\n"
             "                [--warmup N] [--json] [--list] [--help]\n"
             "Times kernelpack ops on device 0 and compares their bandwidth (bytes read +\n"
-            "written per second) with kp_memcpy_d2d moving the same bytes in the same run.\n"
+            "written per second) with kp_memcpy_d2d moving the same bytes in the same run\n"
+            "(through buffers rotated over 512 MB, so from memory, not the GPU's cache).\n"
             "Also reports cold and warm module load times.\n"
             "  --ops a,b       ops to run (default: all; --list shows them)\n"
             "  --dtypes a,b    case dtypes (default: f32,f16,bf16; for cast, the source; for\n"
@@ -692,9 +693,20 @@ kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms)
 
 /* ---- the copy reference: kp_memcpy_d2d moving `bytes` (half read, half written) */
 
+int rotation_copies(const struct bench *b, uint64_t bytes)
+{
+    uint64_t want = (ROTATE_BYTES + bytes - 1) / (bytes ? bytes : 1);
+    uint64_t runs = (uint64_t)b->opt->warmup + (uint64_t)b->opt->iters;
+    if (want > runs)
+        want = runs;
+    if (want < INPUT_SETS)
+        want = INPUT_SETS;
+    return want > MAX_ROTATION ? MAX_ROTATION : (int)want;
+}
+
 struct copy_ctx {
     kp_stream *stream;
-    kp_buffer *src[INPUT_SETS], *dst;
+    kp_buffer *src[MAX_ROTATION], *dst[MAX_ROTATION];
     int sets;
     size_t size;
 };
@@ -702,10 +714,13 @@ struct copy_ctx {
 static kp_status run_memcpy(void *ctx, int i)
 {
     struct copy_ctx *c = ctx;
-    return kp_memcpy_d2d(c->stream, c->dst, 0, c->src[i % c->sets], 0, c->size);
+    return kp_memcpy_d2d(c->stream, c->dst[i % c->sets], 0, c->src[i % c->sets], 0, c->size);
 }
 
-/* Measured once per byte count (cases that move the same bytes share it). */
+/* Measured once per byte count (cases that move the same bytes share it).
+ * A case of a few tens of megabytes fits the GPU's cache, so copying the
+ * same buffers run after run would measure the cache; the pairs rotate as
+ * the quantized cases' inputs do. */
 kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
 {
     for (int i = 0; i < b->copies; i++) {
@@ -714,16 +729,21 @@ kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
             return KP_OK;
         }
     }
-    struct copy_ctx c = {b->stream, {NULL}, NULL, 0, (size_t)((bytes + 1) / 2)};
-    kp_status st = kp_buffer_alloc(b->dev, c.size, &c.dst);
-    for (int s = 0; st == KP_OK && s < INPUT_SETS; s++) {
+    struct copy_ctx c = {b->stream, {NULL}, {NULL}, 0, (size_t)((bytes + 1) / 2)};
+    const int want = rotation_copies(b, 2 * (uint64_t)c.size);
+    kp_status st = KP_OK;
+    for (int s = 0; st == KP_OK && s < want; s++) {
         st = kp_buffer_alloc(b->dev, c.size, &c.src[s]);
         if (st == KP_OK)
-            st = fill_random(b, c.src[s], KP_DTYPE_U32);
+            st = kp_buffer_alloc(b->dev, c.size, &c.dst[s]);
+        if (st == KP_OK)  /* random data once, copied to the other sources */
+            st = s == 0 ? fill_random(b, c.src[0], KP_DTYPE_U32)
+                        : kp_memcpy_d2d(b->stream, c.src[s], 0, c.src[0], 0, c.size);
         if (st == KP_OK) {
             c.sets++;
-        } else if (st == KP_ERR_OUT_OF_MEMORY && s > 0) {  /* alternate between fewer sources */
+        } else if (st == KP_ERR_OUT_OF_MEMORY && s > 0) {  /* rotate through fewer pairs */
             kp_buffer_destroy(&c.src[s]);
+            kp_buffer_destroy(&c.dst[s]);
             st = KP_OK;
             break;
         }
@@ -737,9 +757,10 @@ kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
             b->copy_ms[b->copies++] = *ms;
         }
     }
-    for (int s = 0; s < INPUT_SETS; s++)
+    for (int s = 0; s < MAX_ROTATION; s++) {
         kp_buffer_destroy(&c.src[s]);
-    kp_buffer_destroy(&c.dst);
+        kp_buffer_destroy(&c.dst[s]);
+    }
     return st;
 }
 
@@ -895,7 +916,8 @@ static void print_header(const struct bench *b, const kp_device_info *info)
         printf("note: tensors this small may stay in the GPU's cache; the default --elements\n"
                "measures memory bandwidth.\n");
     printf("GB/s = bytes read + written / median time. copy GB/s: kp_memcpy_d2d moving the same\n"
-           "bytes in this run. %% copy = GB/s / copy GB/s.\n"
+           "bytes in this run, through buffers rotated over 512 MB (from memory, not cache).\n"
+           "%% copy = GB/s / copy GB/s.\n"
            "Quantized cases: fixed shapes (elements = the matrix's, get_rows: those gathered),\n"
            "dtype = the float side, sets = copies rotated through; qmatvec counts the weight\n"
            "bytes alone (--help says more).\n\n");
