@@ -55,10 +55,19 @@ struct kp_device_limits {
     size_t max_shared_bytes;     /* static + dynamic shared memory (LDS) per block */
 };
 
+/* KP_LAUNCH_OVERLAP_PRIOR: the kernel may start while the kernel queued
+ * before it on the stream still runs (CUDA's programmatic dependent launch,
+ * sm_90+). It must wait (kp_wait_prior_grids() in kp_async.cuh) before it
+ * reads what that kernel writes or writes anything; before then it may only
+ * read memory that kernel does not write. Backends without the feature
+ * launch as usual. */
+#define KP_LAUNCH_OVERLAP_PRIOR 1u
+
 struct kp_launch_dims {
     unsigned grid[3];
     unsigned block[3];
     unsigned shared_bytes;
+    unsigned flags;              /* KP_LAUNCH_* */
 };
 
 #define KP_BACKEND_SLOT_TYPE(ret, name, params) typedef ret kp_backend_##name##_fn params;

@@ -8,6 +8,7 @@
 //   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>
 //   qmatvec_act_<f32|f16|bf16>        qmatvec_<fmt>_b<1|2|4|8>
 #include "kp_elementwise.cuh"
+#include "kp_async.cuh"
 #include "kp_atomics.cuh"
 #include "kp_quant.cuh"
 #include "kp_quant_abi.h"
@@ -358,6 +359,7 @@ KP_DEVICE void kp_qmv_quantize_act(const kp_qmv_act_args &a, const T *x, int8_t 
     constexpr int per_block = KP_QUANT_BLOCK / KP_QGROUP;
     const kp_idx blocks_per_row = (kp_idx)a.cols / 32, total = (kp_idx)a.batch * blocks_per_row;
     const int lane = threadIdx.x % KP_QGROUP;
+    kp_allow_dependent_grids();  // the products kernel queues its first weight copies meanwhile
     for (kp_idx base = (kp_idx)blockIdx.x * per_block; base < total;
          base += (kp_idx)gridDim.x * per_block) {
         const kp_idx blk = base + threadIdx.x / KP_QGROUP;
@@ -400,11 +402,10 @@ KP_QMV_ACT(bf16, kp_bf16)
 // A thread block computes KP_QMV_ROWS weight rows against every batch row,
 // walking the columns in tiles of KP_QMV_ITEMS 32-element items: thread t
 // takes item t of each tile, for all the block's rows. The tile's weight
-// bytes arrive with coalesced 16-byte loads and go through shared memory
-// (items are 18, 22, ... bytes, so a thread's own loads would be neither
-// aligned nor coalesced); its activations come straight from the
-// workspace. Everything for tile t + 1 is loaded into registers before
-// tile t is computed, so those loads are in flight during the arithmetic.
+// bytes arrive with coalesced 16-byte copies into shared memory (items are
+// 18, 22, ... bytes, so a thread's own loads would be neither aligned nor
+// coalesced), several tiles ahead of the one being computed; its
+// activations come straight from the workspace.
 // Each item is decoded once per row and used for every batch row with
 // integer dot products; the f32 sums are reduced across the block at the
 // end of each row group.
@@ -428,7 +429,7 @@ KP_DEVICE uint4 kp_qmv_load_tail(const uint8_t *p, int valid) {
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// One tile's sources, and what this thread loaded of it.
+// One tile's sources.
 struct kp_qmv_tile {
     const uint8_t *w;       // row r0's first byte of the tile
     int w_bytes;            // bytes per row in this tile
@@ -460,58 +461,93 @@ KP_DEVICE void kp_qmv_load_act(const kp_qmv_args &a, const int8_t *act_qs, const
     }
 }
 
-// Activations are prefetched with the weights for small batches; for
-// larger ones they would take too many registers, and are loaded when the
-// tile is computed.
+// Activations are loaded a tile ahead for small batches; for larger ones
+// they would take too many registers, and are loaded when the tile is
+// computed.
 template <int B> struct kp_qmv_prefetch_act { static constexpr bool value = B <= 2; };
 
-template <typename S, int B> struct kp_qmv_regs {
+// Weight tiles pass through a ring of shared-memory stages: with
+// asynchronous copies, the tiles of the next STAGES - 1 steps are in flight
+// while one is computed. Without them (AMD, NVIDIA before sm_80) the next
+// tile's 16-byte pieces wait in registers (kp_qmv_pending) while one is
+// computed, and land in their stage at the start of the next step.
+#define KP_QMV_STAGES (KP_HAS_ASYNC_COPY ? 3 : 2)
+
+template <typename S> struct kp_qmv_pending {
+#if !KP_HAS_ASYNC_COPY
     uint4 w[S::w_per_thread];
-    kp_qmv_act<kp_qmv_prefetch_act<B>::value ? B : 1> act;
+    uint8_t *stage;
+    int nrows, w_bytes;  // which pieces were loaded
+#endif
 };
 
-template <typename S, int B>
-KP_DEVICE void kp_qmv_fetch(const kp_qmv_args &a, const kp_qmv_tile &t, int nrows, kp_idx w_stride,
-                            const int8_t *act_qs, const kp_qmv_meta *act_meta, kp_idx meta_stride,
-                            kp_qmv_regs<S, B> &v) {
+// Whether piece c (16 bytes, c = thread + u * KP_QMV_BLOCK) of a tile with
+// w_bytes bytes per row, row r, byte k, is copied in 16 bytes.
+template <typename S> KP_DEVICE bool kp_qmv_piece(int c, int nrows, int w_bytes, int &r, int &k) {
     constexpr int w_row = S::tile_bytes / 16;
+    r = c / w_row;
+    k = (c - r * w_row) * 16;
+    return c < S::w_chunks && r < nrows && k + 16 <= w_bytes;
+}
+
+// Queues the copy of a tile's weights into a stage: 16-byte pieces, and a
+// row's last piece of under 16 bytes (a short last tile) read here; weights
+// not 16-byte aligned are copied here in 2-byte pieces.
+template <typename S>
+KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
+                            kp_idx w_stride, kp_qmv_pending<S> &p) {
     if (a.vector == 16) {
 #pragma unroll
         for (int u = 0; u < S::w_per_thread; u++) {
-            const int c = threadIdx.x + u * KP_QMV_BLOCK, r = c / w_row, k = (c - r * w_row) * 16;
-            if (c < S::w_chunks && r < nrows && k + 16 <= t.w_bytes)
-                v.w[u] = *(const uint4 *)(t.w + r * w_stride + k);
+            int r, k;
+            const int c = threadIdx.x + u * KP_QMV_BLOCK;
+            if (kp_qmv_piece<S>(c, nrows, t.w_bytes, r, k)) {
+#if KP_HAS_ASYNC_COPY
+                kp_async_copy16(stage + c * 16, t.w + r * w_stride + k);
+#else
+                p.w[u] = *(const uint4 *)(t.w + r * w_stride + k);
+#endif
+            }
         }
-    }
-    if (kp_qmv_prefetch_act<B>::value && t.item >= 0)
-        kp_qmv_load_act(a, act_qs, act_meta, meta_stride, t.item, v.act);
-}
-
-// Puts a tile's weights into shared memory: what kp_qmv_fetch loaded, or,
-// for weights not 16-byte aligned, a copy in 2-byte pieces made here.
-template <typename S, int B>
-KP_DEVICE void kp_qmv_put(uint8_t *tile, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
-                          kp_idx w_stride, const kp_qmv_regs<S, B> &v) {
-    if (a.vector == 16) {
-        constexpr int w_row = S::tile_bytes / 16;
-#pragma unroll
-        for (int u = 0; u < S::w_per_thread; u++) {  // the pieces kp_qmv_fetch loaded
-            const int c = threadIdx.x + u * KP_QMV_BLOCK, r = c / w_row, k = (c - r * w_row) * 16;
-            if (c < S::w_chunks && r < nrows && k + 16 <= t.w_bytes) ((uint4 *)tile)[c] = v.w[u];
-        }
-        // A row's last piece of under 16 bytes (a short last tile) is read here.
+#if !KP_HAS_ASYNC_COPY
+        p.stage = stage;
+        p.nrows = nrows;
+        p.w_bytes = t.w_bytes;
+#endif
         const int done = t.w_bytes / 16 * 16;
         if (done < t.w_bytes && (int)threadIdx.x < nrows)
-            *(uint4 *)(tile + threadIdx.x * S::tile_bytes + done) =
+            *(uint4 *)(stage + threadIdx.x * S::tile_bytes + done) =
                 kp_qmv_load_tail(t.w + threadIdx.x * w_stride + done, t.w_bytes - done);
     } else {
         const int halves = t.w_bytes / 2;
 #pragma unroll 1
         for (int i = threadIdx.x; i < nrows * halves; i += KP_QMV_BLOCK) {
             const int r = i / halves, k = 2 * (i - r * halves);
-            *(uint16_t *)(tile + r * S::tile_bytes + k) = *(const uint16_t *)(t.w + r * w_stride + k);
+            *(uint16_t *)(stage + r * S::tile_bytes + k) = *(const uint16_t *)(t.w + r * w_stride + k);
         }
+#if !KP_HAS_ASYNC_COPY
+        p.stage = NULL;
+#endif
     }
+}
+
+// Stores the pieces kp_qmv_issue left in registers (none with asynchronous
+// copies, or after the 2-byte path).
+template <typename S> KP_DEVICE void kp_qmv_land(kp_qmv_pending<S> &p) {
+#if !KP_HAS_ASYNC_COPY
+    if (!p.stage)
+        return;
+#pragma unroll
+    for (int u = 0; u < S::w_per_thread; u++) {
+        int r, k;
+        const int c = threadIdx.x + u * KP_QMV_BLOCK;
+        if (kp_qmv_piece<S>(c, p.nrows, p.w_bytes, r, k))
+            ((uint4 *)p.stage)[c] = p.w[u];
+    }
+    p.stage = NULL;
+#else
+    (void)p;
+#endif
 }
 
 // scale * sum(q * a) + offset * sum(a) over one item, from the two halves'
@@ -546,13 +582,17 @@ KP_DEVICE void kp_qmv_store(void *dst, int dtype, kp_idx at, float v) {
         ((kp_bf16 *)dst)[at] = kp_f32_to_bf16(v);
 }
 
+// The activations come from the kernel queued just before this one
+// (qmatvec_act_*), which this one may overlap (KP_LAUNCH_OVERLAP_PRIOR):
+// the first weight tiles are queued before waiting for it.
 template <int F, int B>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
     typedef kp_qmv_shape<D, B> S;
-    constexpr int R = KP_QMV_ROWS, WAVES = KP_QMV_BLOCK / 32;
-    __shared__ __align__(16) uint8_t tile[R * S::tile_bytes + 16];  // + the slack kp_qld_run reads
+    constexpr int R = KP_QMV_ROWS, WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
+    constexpr int stage_bytes = R * S::tile_bytes + 16;  // + the slack kp_qld_run reads
+    __shared__ __align__(16) uint8_t stages[STAGES * stage_bytes];
     __shared__ float partial[WAVES][R * B];
     const kp_idx items_per_row = (kp_idx)a.cols / 32, w_stride = (kp_idx)a.w_row_stride;
     const kp_idx meta_stride = KP_QMV_META_STRIDE(items_per_row);
@@ -573,21 +613,39 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         for (int k = 0; k < R; k++)
 #pragma unroll
             for (int b = 0; b < B; b++) acc[k][b] = 0.0f;
-        kp_qmv_regs<S, B> v;
-        kp_qmv_tile cur = tile_at(r0, 0);
-        if (tiles)
-            kp_qmv_fetch<S, B>(a, cur, nrows, w_stride, act_qs, act_meta, meta_stride, v);
+        kp_qmv_pending<S> pending{};
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++) {
+            if ((kp_idx)s < tiles)
+                kp_qmv_issue<S>(stages + s * stage_bytes, a, tile_at(r0, s), nrows, w_stride, pending);
+            kp_qmv_land(pending);
+            kp_async_commit();  // empty groups too: the wait below counts groups
+        }
+        kp_wait_prior_grids();
+        kp_qmv_act<kp_qmv_prefetch_act<B>::value ? B : 1> next;
+        if (kp_qmv_prefetch_act<B>::value && tiles && tile_at(r0, 0).item >= 0)
+            kp_qmv_load_act(a, act_qs, act_meta, meta_stride, tile_at(r0, 0).item, next);
+        // Tile t is computed from stage t % STAGES while tile t + STAGES - 1
+        // is copied into the stage before it (the one tile t - 1 used).
+        int stage = 0;
         for (kp_idx t = 0; t < tiles; t++) {
-            __syncthreads();  // the previous tile is consumed
-            kp_qmv_put<S, B>(tile, a, cur, nrows, w_stride, v);
-            __syncthreads();
-            const int item = cur.item;
+            kp_qmv_land(pending);         // tile t, from registers
+            kp_async_wait<STAGES - 2>();  // this thread's copies of tile t are done
+            __syncthreads();              // everyone's are, and tile t - 1 is consumed
+            const int fill = stage == 0 ? STAGES - 1 : stage - 1;
+            if (t + STAGES - 1 < tiles)
+                kp_qmv_issue<S>(stages + fill * stage_bytes, a, tile_at(r0, t + STAGES - 1), nrows,
+                                w_stride, pending);
+            kp_async_commit();
+            const uint8_t *tile = stages + stage * stage_bytes;
+            stage = stage + 1 == STAGES ? 0 : stage + 1;
+            const int item = tile_at(r0, t).item;
             kp_qmv_act<B> act;
-            if constexpr (kp_qmv_prefetch_act<B>::value)
-                act = v.act;
-            if (t + 1 < tiles) {
-                cur = tile_at(r0, t + 1);
-                kp_qmv_fetch<S, B>(a, cur, nrows, w_stride, act_qs, act_meta, meta_stride, v);
+            if constexpr (kp_qmv_prefetch_act<B>::value) {
+                act = next;
+                const int later = t + 1 < tiles ? tile_at(r0, t + 1).item : -1;
+                if (later >= 0)
+                    kp_qmv_load_act(a, act_qs, act_meta, meta_stride, later, next);
             }
             if (item < 0) continue;
             if constexpr (!kp_qmv_prefetch_act<B>::value)
@@ -633,7 +691,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
                              (kp_idx)b * (kp_idx)a.dst_batch_stride + (r0 + k) * (kp_idx)a.dst_row_stride,
                              sum);
         }
-        __syncthreads();  // partial is read before the next row group writes it
+        __syncthreads();  // partial and the stages are read before the next row group writes them
     }
 }
 

@@ -16,6 +16,7 @@ static struct {
 struct cuda_device {
     CUdevice dev;
     CUcontext ctx;
+    int major;                   /* compute capability */
 };
 
 /* Maps a driver error to a kernelpack status with a message naming the call. */
@@ -125,6 +126,7 @@ static kp_status cuda_device_open(int ordinal, void **out, kp_device_info *info,
         return cuda_fail(r, "opening the device");
     }
     info->total_memory = total;
+    d->major = major;
     snprintf(info->arch, sizeof(info->arch), "sm_%d%d", major, minor);
     *out = d;
     return KP_OK;
@@ -301,10 +303,30 @@ static kp_status cuda_function_limits(void *dev, void *fn, int *max_threads, int
     return KP_OK;
 }
 
+/* Overlapping launches need sm_90, and a kernel built for it: one
+ * JIT-compiled from older PTX lacks the wait for the kernel before it. */
+static bool overlap_supported(void *dev, void *fn)
+{
+    int ptx_version = 0;
+    return ((struct cuda_device *)dev)->major >= 9 &&
+           cu.FuncGetAttribute(&ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION, fn) == CUDA_SUCCESS &&
+           ptx_version >= 90;
+}
+
 static kp_backend_launch_fn cuda_launch;
 static kp_status cuda_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *stream, void **args)
 {
     USE(dev);
+    if ((d->flags & KP_LAUNCH_OVERLAP_PRIOR) && overlap_supported(dev, fn)) {
+        CUlaunchAttribute overlap;
+        memset(&overlap, 0, sizeof(overlap));
+        overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        overlap.value.programmaticStreamSerializationAllowed = 1;
+        const CUlaunchConfig config = {d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
+                                       d->block[2], d->shared_bytes, stream, &overlap, 1};
+        CU_CALL(cu.LaunchKernelEx(&config, fn, args, NULL));
+        return KP_OK;
+    }
     CU_CALL(cu.LaunchKernel(fn, d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
                             d->block[2], d->shared_bytes, stream, args, NULL));
     return KP_OK;

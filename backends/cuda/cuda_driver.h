@@ -41,7 +41,27 @@ enum {
 enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
 };
+
+/* cuLaunchKernelEx's configuration, as cuda.h lays it out. */
+enum { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int programmaticStreamSerializationAllowed;
+    } value;
+} CUlaunchAttribute;
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned numAttrs;
+} CUlaunchConfig;
 
 #define CU_STREAM_NON_BLOCKING 0x1
 #define CU_EVENT_DEFAULT 0x0
@@ -82,6 +102,8 @@ enum {
     X(CUresult, "cuFuncGetAttribute", FuncGetAttribute, (int *, int, CUfunction))             \
     X(CUresult, "cuLaunchKernel", LaunchKernel, (CUfunction, unsigned, unsigned, unsigned,    \
                                                  unsigned, unsigned, unsigned, unsigned,      \
-                                                 CUstream, void **, void **))
+                                                 CUstream, void **, void **))          \
+    X(CUresult, "cuLaunchKernelEx", LaunchKernelEx, (const CUlaunchConfig *, CUfunction,     \
+                                                     void **, void **))
 
 #endif

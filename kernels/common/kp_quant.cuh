@@ -40,13 +40,22 @@ template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w)
         for (int k = 0; k < N; k++) w[k] = *(const uint32_t *)(p + 4 * k);
         return;
     }
-    const uint32_t *base = (const uint32_t *)((uintptr_t)p & ~(uintptr_t)3);
-    const int off = (int)((uintptr_t)p & 2) * 8;
+    // Stepping back from p (rather than masking the address) keeps the
+    // pointer's memory space known to the compiler: shared-memory loads, not
+    // generic ones, where p points into shared memory.
+    const int misalign = (int)((uintptr_t)p & 2), off = 8 * misalign;
+    const uint32_t *base = (const uint32_t *)(p - misalign);
     uint32_t u[N + 1];
 #pragma unroll
     for (int k = 0; k <= N; k++) u[k] = base[k];
 #pragma unroll
-    for (int k = 0; k < N; k++) w[k] = (uint32_t)((((uint64_t)u[k + 1] << 32) | u[k]) >> off);
+    for (int k = 0; k < N; k++) {
+#if KP_HIP
+        w[k] = (uint32_t)((((uint64_t)u[k + 1] << 32) | u[k]) >> off);
+#else
+        w[k] = __funnelshift_r(u[k], u[k + 1], off);
+#endif
+    }
 }
 
 // Byte k of v, as an unsigned value.

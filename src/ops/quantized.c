@@ -468,7 +468,10 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
     uint64_t blocks = ((uint64_t)w->rows + KP_QMV_ROWS - 1) / KP_QMV_ROWS;
     if (blocks > (1u << 30))
         blocks = 1u << 30;
-    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {KP_QMV_BLOCK, 1, 1}, 0};
+    /* The products kernel may start while the activation kernel runs: it
+     * queues its first weight copies, then waits for the activations. */
+    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {KP_QMV_BLOCK, 1, 1}, 0,
+                                  n_x ? KP_LAUNCH_OVERLAP_PRIOR : 0};
     void *y = kp_tensor_base(dst);
     void *args[] = {&a, &wp, &qs, &meta, &y};
     return kp_launch_family_qf(stream, fam, (int)w->format, &dims, args);
