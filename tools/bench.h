@@ -94,5 +94,6 @@ struct bench_table {
 extern const struct bench_table bench_quantized_table;
 extern const struct bench_table bench_conv_table;
 extern const struct bench_table bench_spatial_table;
+extern const struct bench_table bench_rows_table;
 
 #endif

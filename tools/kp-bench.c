@@ -395,7 +395,8 @@ static const struct bench_case cases[] = {
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
 /* Module tables (bench.h): cases with fixed shapes, after the ones above. */
-static const struct bench_table *const tables[] = {&bench_quantized_table, &bench_conv_table, &bench_spatial_table};
+static const struct bench_table *const tables[] = {&bench_quantized_table, &bench_conv_table,
+                                                   &bench_spatial_table, &bench_rows_table};
 #define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 
 /* ---- options */
@@ -427,6 +428,9 @@ static void usage(FILE *f)
             "side read rotates through copies of 512 MB in all, or one per run if fewer\n"
             "(get_rows: sets of ids naming disjoint rows), so no run finds it in the cache;\n"
             "the sets column counts them.\n"
+            "Row cases with a variant wN xR (softmax, log_softmax, rmsnorm, layernorm) run on\n"
+            "R rows of width N (vocabulary and hidden widths; 8 rows and about 2^25 elements)\n"
+            "whatever --elements says, their source rotating in the same way.\n"
             "Exit status: 0 all cases ran, 1 a case failed, 2 bad usage, 77 no GPU.\n");
 }
 

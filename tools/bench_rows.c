@@ -1,0 +1,149 @@
+/* kp-bench cases of the row ops over the widths real models use (a
+ * vocabulary's logits: 32000, 128256, 151936; hidden sizes 5120; an odd
+ * 1000), with few rows (8: one decoding step of a small batch) and many
+ * (about 2^25 elements), whatever --elements says. The source rotates
+ * through copies spanning 512 MB, as the quantized cases' weights do, so a
+ * few rows are read from memory, not from the cache a previous run filled.
+ * Bytes: src read once, dst written once (weight and bias, one row each,
+ * are not counted). */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+enum row_op { SOFTMAX, LOG_SOFTMAX, RMSNORM, LAYERNORM };
+static const char *const op_names[] = {"softmax", "log_softmax", "rmsnorm", "layernorm"};
+#define N_OPS 4
+
+static const int64_t widths[] = {1000, 5120, 32000, 128256, 151936};
+#define N_WIDTHS (sizeof(widths) / sizeof(widths[0]))
+#define FEW_ROWS 8
+#define MANY_ELEMENTS (1ll << 25)
+#define N_ROW_COUNTS 2  /* few, many */
+static const kp_dtype rdtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
+#define N_RDTYPES (sizeof(rdtypes) / sizeof(rdtypes[0]))
+
+struct rcase {
+    enum row_op op;
+    int64_t rows, width;
+    kp_dtype dtype;
+};
+
+/* Case i: op-major, then width, row count, dtype. */
+static struct rcase locate(size_t i)
+{
+    struct rcase c;
+    c.dtype = rdtypes[i % N_RDTYPES];
+    i /= N_RDTYPES;
+    const bool many = i % N_ROW_COUNTS;
+    i /= N_ROW_COUNTS;
+    c.width = widths[i % N_WIDTHS];
+    c.op = (enum row_op)(i / N_WIDTHS);
+    c.rows = many ? MANY_ELEMENTS / c.width : FEW_ROWS;
+    return c;
+}
+
+static size_t rows_count(void)
+{
+    return N_OPS * N_WIDTHS * N_ROW_COUNTS * N_RDTYPES;
+}
+
+static void rows_describe(size_t i, struct bench_entry *e)
+{
+    const struct rcase c = locate(i);
+    e->op = op_names[c.op];
+    e->dtype = c.dtype;
+    snprintf(e->variant, sizeof(e->variant), "w%lld x%lld", (long long)c.width, (long long)c.rows);
+}
+
+struct rctx {
+    const struct rcase *c;
+    kp_stream *stream;
+    kp_tensor src[MAX_ROTATION], dst, weight, bias;
+    int sets;
+};
+
+static kp_status run_row_op(void *ctx, int i)
+{
+    struct rctx *q = ctx;
+    const kp_tensor *src = &q->src[i % q->sets];
+    switch (q->c->op) {
+    case SOFTMAX: return kp_softmax(q->stream, &q->dst, src);
+    case LOG_SOFTMAX: return kp_log_softmax(q->stream, &q->dst, src);
+    case RMSNORM: return kp_rmsnorm(q->stream, &q->dst, src, &q->weight, 1e-5f);
+    default: return kp_layernorm(q->stream, &q->dst, src, &q->weight, &q->bias, 1e-5f);
+    }
+}
+
+/* A contiguous tensor of `rank` dims over `buf`. */
+static kp_status view(kp_buffer *buf, kp_dtype dtype, int rank, const int64_t *shape, kp_tensor *t)
+{
+    *t = (kp_tensor){buf, dtype, {0}};
+    return kp_layout_contiguous(&t->layout, rank, shape);
+}
+
+static void rows_run(struct bench *b, size_t i, struct result *r)
+{
+    const struct rcase c = locate(i);
+    struct bench_entry e;
+    rows_describe(i, &e);
+    memset(r, 0, sizeof(*r));
+    r->op = e.op;
+    memcpy(r->variant, e.variant, sizeof(r->variant));
+    r->dtype = r->out_dtype = c.dtype;
+    const uint64_t n = (uint64_t)(c.rows * c.width), bytes = n * kp_dtype_size(c.dtype);
+    r->elements = n;
+    r->bytes = 2 * bytes;
+    kp_status st = measure_copy(b, r->bytes, &r->copy_ms);
+    if (st != KP_OK) {
+        result_fail(r, "copy reference", st);
+        return;
+    }
+
+    struct rctx q = {&c, b->stream, {{0}}, {0}, {0}, {0}, 0};
+    kp_buffer *srcs[MAX_ROTATION] = {NULL}, *db = NULL, *wb = NULL, *bb = NULL;
+    const int64_t shape[2] = {c.rows, c.width};
+    const int want = rotation_copies(b, bytes);
+    for (int k = 0; st == KP_OK && k < want; k++) {
+        st = kp_buffer_alloc(b->dev, (size_t)bytes, &srcs[k]);
+        if (st == KP_OK)  /* random once, copied to the rest */
+            st = k == 0 ? fill_random(b, srcs[0], c.dtype)
+                        : kp_memcpy_d2d(b->stream, srcs[k], 0, srcs[0], 0, (size_t)bytes);
+        if (st == KP_OK) {
+            st = view(srcs[k], c.dtype, 2, shape, &q.src[q.sets++]);
+        } else if (st == KP_ERR_OUT_OF_MEMORY && k > 0) {  /* rotate through fewer */
+            kp_buffer_destroy(&srcs[k]);
+            st = KP_OK;
+            break;
+        }
+    }
+    const size_t row_bytes = (size_t)c.width * kp_dtype_size(c.dtype);
+    if (st == KP_OK)
+        st = kp_buffer_alloc(b->dev, (size_t)bytes, &db);
+    if (st == KP_OK)
+        st = view(db, c.dtype, 2, shape, &q.dst);
+    if (st == KP_OK)
+        st = kp_buffer_alloc(b->dev, row_bytes, &wb);
+    if (st == KP_OK)
+        st = fill_random(b, wb, c.dtype);
+    if (st == KP_OK)
+        st = view(wb, c.dtype, 1, &c.width, &q.weight);
+    if (st == KP_OK)
+        st = kp_buffer_alloc(b->dev, row_bytes, &bb);
+    if (st == KP_OK)
+        st = fill_random(b, bb, c.dtype);
+    if (st == KP_OK)
+        st = view(bb, c.dtype, 1, &c.width, &q.bias);
+    r->sets = q.sets;
+    if (st != KP_OK)
+        result_fail(r, "allocating", st);
+    else if ((st = time_runs(b, run_row_op, &q, &r->ms)) != KP_OK)
+        result_fail(r, NULL, st);
+    for (int k = 0; k < MAX_ROTATION; k++)
+        kp_buffer_destroy(&srcs[k]);
+    kp_buffer_destroy(&db);
+    kp_buffer_destroy(&wb);
+    kp_buffer_destroy(&bb);
+}
+
+const struct bench_table bench_rows_table = {rows_count, rows_describe, rows_run};
