@@ -58,6 +58,28 @@ template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w)
     }
 }
 
+// Eight consecutive bytes of a block, as dequant8 reads them: two words
+// read with the fewest aligned loads that stay inside the eight bytes (a
+// byte load each was one memory instruction per element, which bounded
+// dequantize by the rate memory instructions issue). p is aligned to A (2
+// or more); at 2, a run that is not 4-byte aligned takes 2 + 4 + 2 bytes.
+struct kp_qrun8 {
+    uint32_t w[2];
+    KP_DEVICE int operator[](int i) const { return (int)((w[i >> 2] >> (8 * (i & 3))) & 0xffu); }
+};
+template <int A> KP_DEVICE kp_qrun8 kp_qld8(const uint8_t *p) {
+    kp_qrun8 r;
+    if (A >= 4 || ((uintptr_t)p & 3) == 0) {
+        r.w[0] = *(const uint32_t *)p;
+        r.w[1] = *(const uint32_t *)(p + 4);
+    } else {
+        const uint32_t mid = *(const uint32_t *)(p + 2);
+        r.w[0] = (uint32_t)*(const uint16_t *)p | mid << 16;
+        r.w[1] = mid >> 16 | (uint32_t)*(const uint16_t *)(p + 6) << 16;
+    }
+    return r;
+}
+
 // Byte k of v, as an unsigned value.
 KP_DEVICE int kp_qbyte(uint32_t v, int k) { return (int)((v >> (8 * k)) & 0xffu); }
 
@@ -149,7 +171,7 @@ template <> struct kp_qdecode<KP_QF_Q4_0> {
     static constexpr int bias = 8;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
-        const uint8_t *qs = b + 2 + 8 * (g & 1);
+        const kp_qrun8 qs = kp_qld8<align>(b + 2 + 8 * (g & 1));
         const int shift = g < 2 ? 0 : 4;
 #pragma unroll
         for (int i = 0; i < 8; i++)
@@ -169,7 +191,7 @@ template <> struct kp_qdecode<KP_QF_Q4_1> {
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
-        const uint8_t *qs = b + 4 + 8 * (g & 1);
+        const kp_qrun8 qs = kp_qld8<align>(b + 4 + 8 * (g & 1));
         const int shift = g < 2 ? 0 : 4;
 #pragma unroll
         for (int i = 0; i < 8; i++)
@@ -192,10 +214,9 @@ template <int A> KP_DEVICE void kp_q5_item(const uint8_t *qh_p, const uint8_t *q
         q[4 + k] |= (int)kp_qspread4(qh >> (16 + 4 * k));
     }
 }
-KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, int *q) {
-    uint32_t qh = (uint32_t)qh_p[0] | (uint32_t)qh_p[1] << 8 | (uint32_t)qh_p[2] << 16 |
-                  (uint32_t)qh_p[3] << 24;
-    const uint8_t *qs = qs_p + 8 * (g & 1);
+template <int A> KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, int *q) {
+    const uint32_t qh = kp_qld32<A>(qh_p);
+    const kp_qrun8 qs = kp_qld8<A>(qs_p + 8 * (g & 1));
     const int shift = g < 2 ? 0 : 4;
 #pragma unroll
     for (int i = 0; i < 8; i++)
@@ -210,7 +231,7 @@ template <> struct kp_qdecode<KP_QF_Q5_0> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
         int q[8];
-        kp_q5_dequant8(b + 2, b + 6, g, q);
+        kp_q5_dequant8<align>(b + 2, b + 6, g, q);
 #pragma unroll
         for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(q[i] - 16), d);
     }
@@ -229,7 +250,7 @@ template <> struct kp_qdecode<KP_QF_Q5_1> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
         int q[8];
-        kp_q5_dequant8(b + 4, b + 8, g, q);
+        kp_q5_dequant8<align>(b + 4, b + 8, g, q);
 #pragma unroll
         for (int i = 0; i < 8; i++) y[i] = kp_qadd(kp_qmul((float)q[i], d), m);
     }
@@ -246,7 +267,8 @@ template <int A> KP_DEVICE void kp_q8_item(const uint8_t *qs, int *q) {
     for (int k = 0; k < 8; k++) q[k] = 0;
     kp_qld_run<A, 8>(qs, (uint32_t *)q);
 }
-KP_DEVICE void kp_q8_dequant8(const uint8_t *qs, float d, float *y) {
+template <int A> KP_DEVICE void kp_q8_dequant8(const uint8_t *p, float d, float *y) {
+    const kp_qrun8 qs = kp_qld8<A>(p);
 #pragma unroll
     for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(int8_t)qs[i], d);
 }
@@ -257,7 +279,7 @@ template <> struct kp_qdecode<KP_QF_Q8_0> {
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
-        kp_q8_dequant8(b + 2 + 8 * g, kp_qhalf(b), y);
+        kp_q8_dequant8<align>(b + 2 + 8 * g, kp_qhalf(b), y);
     }
     KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
         kp_q8_item<align>(b + 2, it.q);
@@ -272,7 +294,7 @@ template <> struct kp_qdecode<KP_QF_Q8_1> {
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
-        kp_q8_dequant8(b + 4 + 8 * g, kp_qhalf(b), y);
+        kp_q8_dequant8<align>(b + 4 + 8 * g, kp_qhalf(b), y);
     }
     KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
         kp_q8_item<align>(b + 4, it.q);
@@ -287,7 +309,7 @@ template <> struct kp_qdecode<KP_QF_Q8_K> {
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
-        kp_q8_dequant8(b + 4 + 8 * g, *(const float *)b, y);
+        kp_q8_dequant8<align>(b + 4 + 8 * g, *(const float *)b, y);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
         kp_q8_item<align>(b + 4 + 32 * s, it.q);
@@ -303,7 +325,7 @@ template <> struct kp_qdecode<KP_QF_IQ4_NL> {
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
-        const uint8_t *qs = b + 2 + 8 * (g & 1);
+        const kp_qrun8 qs = kp_qld8<align>(b + 2 + 8 * (g & 1));
         const int shift = g < 2 ? 0 : 4;
 #pragma unroll
         for (int i = 0; i < 8; i++)
@@ -332,7 +354,7 @@ template <> struct kp_qdecode<KP_QF_IQ4_XS> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int s = g / 4, e = 8 * (g % 4);  // sub-block, element in it
         const float dl = scale(b, s);
-        const uint8_t *qs = b + 8 + 16 * s + (e & 15);
+        const kp_qrun8 qs = kp_qld8<align>(b + 8 + 16 * s + (e & 15));
         const int shift = e < 16 ? 0 : 4;
 #pragma unroll
         for (int i = 0; i < 8; i++)
@@ -359,7 +381,7 @@ template <> struct kp_qdecode<KP_QF_Q2_K> {
         const float d = kp_qhalf(b + 80), dmin = kp_qhalf(b + 82);
         const int sc = b[e / 16];
         const float dl = kp_qmul(d, (float)(sc & 0xf)), ml = kp_qmul(dmin, (float)(sc >> 4));
-        const uint8_t *q = b + 16 + 32 * n + l;
+        const kp_qrun8 q = kp_qld8<align>(b + 16 + 32 * n + l);
 #pragma unroll
         for (int i = 0; i < 8; i++)
             y[i] = kp_qsub(kp_qmul(dl, (float)((q[i] >> (2 * j)) & 3)), ml);
@@ -387,7 +409,7 @@ template <> struct kp_qdecode<KP_QF_Q3_K> {
         const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
         const float d = kp_qhalf(b + 108);
         const float dl = kp_qmul(d, (float)kp_q3_k_scale(e / 16, b + 96));
-        const uint8_t *q = b + 32 + 32 * n + l, *hm = b + l;
+        const kp_qrun8 q = kp_qld8<align>(b + 32 + 32 * n + l), hm = kp_qld8<align>(b + l);
         const int hbit = 4 * n + j;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
@@ -431,7 +453,7 @@ template <> struct kp_qdecode<KP_QF_Q4_K> {
         const int e = 8 * g, s = e / 32, l = e % 32;
         float d1, m1;
         kp_qk4_scales(b, s, &d1, &m1);
-        const uint8_t *q = b + 16 + 32 * (s / 2) + l;
+        const kp_qrun8 q = kp_qld8<align>(b + 16 + 32 * (s / 2) + l);
         const int shift = 4 * (s & 1);
 #pragma unroll
         for (int i = 0; i < 8; i++)
@@ -458,7 +480,7 @@ template <> struct kp_qdecode<KP_QF_Q5_K> {
         const int e = 8 * g, s = e / 32, l = e % 32;
         float d1, m1;
         kp_qk4_scales(b, s, &d1, &m1);
-        const uint8_t *q = b + 48 + 32 * (s / 2) + l, *qh = b + 16 + l;
+        const kp_qrun8 q = kp_qld8<align>(b + 48 + 32 * (s / 2) + l), qh = kp_qld8<align>(b + 16 + l);
         const int shift = 4 * (s & 1);
 #pragma unroll
         for (int i = 0; i < 8; i++) {
@@ -492,7 +514,8 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
         const int e = 8 * g, n = e / 128, j = (e % 128) / 32, l = e % 32;
         const float d = kp_qhalf(b + 208);
         const float dsc = kp_qmul(d, (float)(int8_t)b[192 + e / 16]);
-        const uint8_t *ql = b + 64 * n + 32 * (j & 1) + l, *qh = b + 128 + 32 * n + l;
+        const kp_qrun8 ql = kp_qld8<align>(b + 64 * n + 32 * (j & 1) + l),
+                       qh = kp_qld8<align>(b + 128 + 32 * n + l);
         const int shift = j < 2 ? 0 : 4;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
