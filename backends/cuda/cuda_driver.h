@@ -102,8 +102,8 @@ typedef struct {
     X(CUresult, "cuFuncGetAttribute", FuncGetAttribute, (int *, int, CUfunction))             \
     X(CUresult, "cuLaunchKernel", LaunchKernel, (CUfunction, unsigned, unsigned, unsigned,    \
                                                  unsigned, unsigned, unsigned, unsigned,      \
-                                                 CUstream, void **, void **))          \
-    X(CUresult, "cuLaunchKernelEx", LaunchKernelEx, (const CUlaunchConfig *, CUfunction,     \
+                                                 CUstream, void **, void **))                 \
+    X(CUresult, "cuLaunchKernelEx", LaunchKernelEx, (const CUlaunchConfig *, CUfunction,      \
                                                      void **, void **))
 
 #endif
