@@ -82,6 +82,15 @@ static kp_status view(kp_buffer *buf, kp_dtype dtype, int rank, const int64_t *s
     return kp_layout_contiguous(&t->layout, rank, shape);
 }
 
+/* One row of random values (a norm's weight or bias) in a new buffer. */
+static kp_status random_row(struct bench *b, const struct rcase *c, kp_buffer **buf, kp_tensor *t)
+{
+    kp_status st = kp_buffer_alloc(b->dev, (size_t)c->width * kp_dtype_size(c->dtype), buf);
+    if (st == KP_OK)
+        st = fill_random(b, *buf, c->dtype);
+    return st == KP_OK ? view(*buf, c->dtype, 1, &c->width, t) : st;
+}
+
 static void rows_run(struct bench *b, size_t i, struct result *r)
 {
     const struct rcase c = locate(i);
@@ -117,23 +126,14 @@ static void rows_run(struct bench *b, size_t i, struct result *r)
             break;
         }
     }
-    const size_t row_bytes = (size_t)c.width * kp_dtype_size(c.dtype);
     if (st == KP_OK)
         st = kp_buffer_alloc(b->dev, (size_t)bytes, &db);
     if (st == KP_OK)
         st = view(db, c.dtype, 2, shape, &q.dst);
     if (st == KP_OK)
-        st = kp_buffer_alloc(b->dev, row_bytes, &wb);
+        st = random_row(b, &c, &wb, &q.weight);
     if (st == KP_OK)
-        st = fill_random(b, wb, c.dtype);
-    if (st == KP_OK)
-        st = view(wb, c.dtype, 1, &c.width, &q.weight);
-    if (st == KP_OK)
-        st = kp_buffer_alloc(b->dev, row_bytes, &bb);
-    if (st == KP_OK)
-        st = fill_random(b, bb, c.dtype);
-    if (st == KP_OK)
-        st = view(bb, c.dtype, 1, &c.width, &q.bias);
+        st = random_row(b, &c, &bb, &q.bias);
     r->sets = q.sets;
     if (st != KP_OK)
         result_fail(r, "allocating", st);
