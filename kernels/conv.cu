@@ -131,17 +131,32 @@ template <typename A, typename B> struct kp_conv_pick<false, A, B> { typedef B t
 // One GEMM column: output pixel p, gathered from src. For conv, tap (i, j)
 // reads src[y*s - p + i*d]; for the transposed conv, the input pixel iy
 // with iy*s = y + p - i*d, if that is a whole number in range.
+// Output pixel p as (n, y, x); 32-bit division where every pixel index
+// fits, which is most problems (64-bit division costs several times more).
+KP_DEVICE void kp_conv_split(const kp_conv_args &a, int64_t p, int64_t &n, int32_t &y, int32_t &x) {
+    if (a.pixels <= INT32_MAX) {
+        const uint32_t q = (uint32_t)p, w = (uint32_t)a.out_w, h = (uint32_t)a.out_h;
+        const uint32_t r = q / w, nn = r / h;
+        x = (int32_t)(q - r * w);
+        y = (int32_t)(r - nn * h);
+        n = nn;
+        return;
+    }
+    const int64_t r = p / a.out_w;
+    x = (int32_t)(p - r * a.out_w);
+    n = r / a.out_h;
+    y = (int32_t)(r - n * a.out_h);
+}
+
 template <bool TR> struct kp_conv_pixel {
     typedef typename kp_conv_pick<TR, kp_conv_cursor, kp_conv_gcursor>::type cursor;
     int64_t base;   // src offset of (n, the group's first channel)
     int32_t y0, x0;
     KP_DEVICE void start(const kp_conv_args &a, int64_t p, int g) {
         const bool valid = p < a.pixels;
-        int64_t q = valid ? p : 0;
-        int32_t x = (int32_t)(q % a.out_w);
-        q /= a.out_w;
-        int32_t y = (int32_t)(q % a.out_h);
-        int64_t n = q / a.out_h;
+        int64_t n;
+        int32_t y, x;
+        kp_conv_split(a, valid ? p : 0, n, y, x);
         base = n * a.src_stride[0] + (int64_t)g * a.c_in_group * a.src_stride[1];
         y0 = TR ? y + a.pad_h : y * a.stride_h - a.pad_h;
         x0 = TR ? x + a.pad_w : x * a.stride_w - a.pad_w;
@@ -190,10 +205,39 @@ template <bool TR> struct kp_conv_pixel {
 KP_DEVICE int64_t kp_conv_dst_pixel(const kp_conv_args &a, int64_t p) {
     if (p >= a.pixels)
         return -1;
-    int64_t x = p % a.out_w, q = p / a.out_w;
-    int64_t y = q % a.out_h, n = q / a.out_h;
-    return n * a.dst_stride[0] + y * a.dst_stride[2] + x * a.dst_stride[3];
+    int64_t n;
+    int32_t y, x;
+    kp_conv_split(a, p, n, y, x);
+    return n * a.dst_stride[0] + (int64_t)y * a.dst_stride[2] + (int64_t)x * a.dst_stride[3];
 }
+
+// Walks a thread's output pixels in increasing order, splitting only the
+// first: later ones step x and carry into y and n.
+struct kp_conv_dst_walk {
+    int64_t p, n;
+    int32_t y, x;
+    KP_DEVICE void start(const kp_conv_args &a, int64_t p0) {
+        p = p0;
+        kp_conv_split(a, p0 < a.pixels ? p0 : 0, n, y, x);
+    }
+    KP_DEVICE void advance(const kp_conv_args &a, int32_t d) {
+        p += d;
+        x += d;
+        while (x >= a.out_w) {
+            x -= a.out_w;
+            if (++y == a.out_h) {
+                y = 0;
+                ++n;
+            }
+        }
+    }
+    // dst offset of the current pixel's channel 0, or -1 past the last pixel.
+    KP_DEVICE int64_t offset(const kp_conv_args &a) const {
+        return p < a.pixels ? n * a.dst_stride[0] + (int64_t)y * a.dst_stride[2] +
+                                  (int64_t)x * a.dst_stride[3]
+                            : -1;
+    }
+};
 
 // Output channel m of group g: its dst offset past the pixel's and its bias.
 template <typename T> struct kp_conv_channel {
@@ -214,6 +258,43 @@ template <typename T> struct kp_conv_channel {
 // spill.
 constexpr int kp_conv_simt_unroll = KP_HIP ? 2 : 16;
 
+// A thread's weight elements of the step at depth k0: depth k0 + kk of the
+// rows wrows starts at, STEP rows apart.
+template <typename T, bool TAPS, int STEP, int PER>
+KP_DEVICE void kp_conv_fetch_a(const kp_conv_args &a, const T *w, int32_t k0, int32_t kk,
+                               const kp_conv_tap_step &st, const kp_conv_wrows &wrows,
+                               T (&out)[PER]) {
+    if (TAPS) {
+        wrows.load_tap<STEP, PER>(a, w, st, kk, out);
+        return;
+    }
+    kp_conv_cursor ca;
+    ca.start(a, k0 + kk);
+    wrows.load<STEP, PER>(a, w, ca, out);
+}
+
+// A thread's input elements of the step at depth k0: PER consecutive
+// depths from k0 + (t / (KP_CONV_BLOCK / STEP)) * PER of its pixel.
+template <typename T, bool TR, bool TAPS, int STEP, int PER>
+KP_DEVICE void kp_conv_fetch_b(const kp_conv_args &a, const T *src, int32_t k0,
+                               const kp_conv_tap_step &st, const kp_conv_pixel<TR> &pixel,
+                               T (&out)[PER]) {
+    const int32_t kb = (int32_t)(threadIdx.x / (KP_CONV_BLOCK / STEP)) * PER;
+    if (TAPS) {
+        pixel.template load_tap<PER>(a, src, st, kb, out);
+        return;
+    }
+    // Consecutive k: the cursor wraps at most once a step.
+    typename kp_conv_pixel<TR>::cursor cb;
+    cb.start(a, k0 + kb);
+#pragma unroll
+    for (int r = 0; r < PER; r++) {
+        out[r] = pixel.load(a, src, cb);
+        if (r + 1 < PER)
+            cb.advance(a, 1);
+    }
+}
+
 // ---- the SIMT tile: each thread keeps a TM x TN register tile of output
 // channels tm*TM.. and pixels tn + COLS*q, so a wave reads one broadcast
 // weight column and consecutive pixels from shared memory.
@@ -222,12 +303,28 @@ template <typename T, int BN_, int BK_, int TM, int TN> struct kp_conv_simt_tile
     static constexpr int BM = KP_CONV_TILE_M, BN = BN_, BK = BK_;
     static constexpr int COLS = BN / TN;
     static_assert((BM / TM) * COLS == KP_CONV_BLOCK, "one register tile per thread");
+    // Element r of a thread's weight loads is (row t / BK + r * A_STEP, k = t % BK);
+    // of its input loads (pixel t % BN, k = (t / BN) * B_PER + r).
+    static constexpr int A_STEP = KP_CONV_BLOCK / BK, A_PER = BM / A_STEP;
+    static constexpr int B_STEP = KP_CONV_BLOCK / BN, B_PER = BK / B_STEP;
+    static_assert(A_PER * A_STEP == BM && B_PER * B_STEP == BK, "loads cover the tile");
     struct Smem {
         Acc a[2][BK][BM + 4];   // padded: the k-major stores spread over the banks
         Acc b[2][BK][BN];
     };
+    struct Stage {
+        T a[A_PER], b[B_PER];
+    };
     Acc acc[TM][TN];
 
+    static KP_DEVICE int32_t a_row() { return (int32_t)(threadIdx.x / BK); }
+    template <bool TR, bool TAPS>
+    static KP_DEVICE void fetch(const kp_conv_args &a, const T *src, const T *w, int32_t k0,
+                                const kp_conv_tap_step &st, const kp_conv_wrows &wrows,
+                                const kp_conv_pixel<TR> &pixel, Stage &r) {
+        kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, (int32_t)(threadIdx.x % BK), st, wrows, r.a);
+        kp_conv_fetch_b<T, TR, TAPS, B_STEP, B_PER>(a, src, k0, st, pixel, r.b);
+    }
     KP_DEVICE void zero() {
 #pragma unroll
         for (int i = 0; i < TM; i++)
@@ -235,17 +332,14 @@ template <typename T, int BN_, int BK_, int TM, int TN> struct kp_conv_simt_tile
             for (int j = 0; j < TN; j++)
                 acc[i][j] = Acc(0);
     }
-    // Element r of a thread's weight loads is (row t / BK + r * A_STEP, k = t % BK);
-    // of its input loads (pixel t % BN, k = (t / BN) * B_PER + r).
-    template <int A_STEP, int A_PER, int B_STEP, int B_PER>
-    KP_DEVICE void stash(Smem &s, int buf, const T (&ra)[A_PER], const T (&rb)[B_PER]) const {
+    KP_DEVICE void stash(Smem &s, int buf, const Stage &r) const {
         const int t = threadIdx.x;
 #pragma unroll
-        for (int r = 0; r < A_PER; r++)
-            s.a[buf][t % BK][t / BK + r * A_STEP] = kp_load(ra[r]);
+        for (int i = 0; i < A_PER; i++)
+            s.a[buf][t % BK][t / BK + i * A_STEP] = kp_load(r.a[i]);
 #pragma unroll
-        for (int r = 0; r < B_PER; r++)
-            s.b[buf][(t / BN) * B_PER + r][t % BN] = kp_load(rb[r]);
+        for (int i = 0; i < B_PER; i++)
+            s.b[buf][(t / BN) * B_PER + i][t % BN] = kp_load(r.b[i]);
     }
     KP_DEVICE void compute(const Smem &s, int buf) {
         const int t = threadIdx.x, tm = t / COLS, tn = t % COLS;
@@ -287,81 +381,127 @@ template <typename T, int BN_, int BK_, int TM, int TN> struct kp_conv_simt_tile
 };
 
 #if KP_HAS_MMA_16
-// ---- the tensor-core tile (16-bit inputs, NVIDIA sm_80+): 8 warps of 32
-// lanes as 2 x 4, each owning a 32 x 32 block of the 64 x 128 tile as 2 x 4
-// m16n8k16 products. Shared memory keeps both operands k-contiguous (the
-// A row / B column fragments are then 32-bit loads), rows padded to an odd
-// number of words so the gather's pixel-major stores do not conflict.
+// Two 16-bit outputs of one channel at dst offsets pix[0] and pix[1] (-1:
+// none), as one 32-bit store where they are adjacent and aligned.
+template <typename T>
+KP_DEVICE void kp_conv_store_pair(T *dst, const int64_t (&pix)[2], const kp_conv_channel<T> &ch,
+                                  float v0, float v1) {
+    const T o0 = kp_store<T>(v0 + ch.bias), o1 = kp_store<T>(v1 + ch.bias);
+    T *p = dst + pix[0] + ch.off;
+    if (pix[0] >= 0 && pix[1] == pix[0] + 1 && ((uintptr_t)p & 3) == 0) {
+        *(uint32_t *)p = o0.bits | (uint32_t)o1.bits << 16;
+        return;
+    }
+    if (pix[0] >= 0)
+        *p = o0;
+    if (pix[1] >= 0)
+        dst[pix[1] + ch.off] = o1;
+}
+
+// ---- the tensor-core tile (16-bit inputs, NVIDIA sm_80+): 128 output
+// channels x 128 pixels, so a block gathers each input element of its
+// pixels once for all 128 channels. 8 warps of 32 lanes as 2 x 4, each
+// owning 64 x 32 as 4 x 4 m16n8k16 products. Shared memory keeps both
+// operands k-contiguous in 80-byte rows: 16-byte aligned for ldmatrix, and
+// any 8 consecutive rows fall in 8 different 16-byte bank groups.
 template <typename T> struct kp_conv_mma_tile {
-    static constexpr int BM = KP_CONV_TILE_M, BN = KP_CONV_TILE_N, BK = 32;
-    static constexpr int LD = BK + 2;
-    static_assert(BM * BN == KP_CONV_BLOCK * 32, "8 warps of 32 x 32");
+    static constexpr int BM = KP_CONV_TILE_M_16, BN = KP_CONV_TILE_N, BK = 16;
+    static constexpr int LD = BK + 8;
+    static_assert(BM * BN == KP_CONV_BLOCK * 64, "8 warps of 64 x 32");
+    // Weights: a thread loads the depth pair 2 * (t % 16) of rows t / 16 +
+    // A_STEP * r, stored as one word; input: pixel t % BN, depths
+    // (t / BN) * B_PER.. as 16-byte stores.
+    static constexpr int A_STEP = KP_CONV_BLOCK / (BK / 2), A_PER = BM / A_STEP;
+    static constexpr int B_STEP = KP_CONV_BLOCK / BN, B_PER = BK / B_STEP;
+    static_assert(A_PER * A_STEP == BM && B_PER % 8 == 0, "loads cover the tile");
     struct Smem {
         uint16_t a[2][BM][LD];
         uint16_t b[2][BN][LD];
     };
-    float acc[2][4][4];
+    struct Stage {
+        T a[2][A_PER], b[B_PER];
+    };
+    float acc[4][4][4];
 
+    static KP_DEVICE int32_t a_row() { return (int32_t)(threadIdx.x / (BK / 2)); }
+    template <bool TR, bool TAPS>
+    static KP_DEVICE void fetch(const kp_conv_args &a, const T *src, const T *w, int32_t k0,
+                                const kp_conv_tap_step &st, const kp_conv_wrows &wrows,
+                                const kp_conv_pixel<TR> &pixel, Stage &r) {
+        const int32_t kk = (int32_t)(threadIdx.x % (BK / 2)) * 2;
+        kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, kk, st, wrows, r.a[0]);
+        kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, kk + 1, st, wrows, r.a[1]);
+        kp_conv_fetch_b<T, TR, TAPS, B_STEP, B_PER>(a, src, k0, st, pixel, r.b);
+    }
     KP_DEVICE void zero() {
 #pragma unroll
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 4; i++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     acc[i][j][e] = 0.0f;
     }
-    template <int A_STEP, int A_PER, int B_STEP, int B_PER>
-    KP_DEVICE void stash(Smem &s, int buf, const T (&ra)[A_PER], const T (&rb)[B_PER]) const {
+    static KP_DEVICE uint32_t pack(T lo, T hi) { return lo.bits | (uint32_t)hi.bits << 16; }
+    KP_DEVICE void stash(Smem &s, int buf, const Stage &r) const {
         const int t = threadIdx.x;
 #pragma unroll
-        for (int r = 0; r < A_PER; r++)
-            s.a[buf][t / BK + r * A_STEP][t % BK] = ra[r].bits;
-        static_assert(B_PER % 2 == 0, "pairs of k");
+        for (int i = 0; i < A_PER; i++)
+            *(uint32_t *)&s.a[buf][t / (BK / 2) + i * A_STEP][(t % (BK / 2)) * 2] =
+                pack(r.a[0][i], r.a[1][i]);
+        uint16_t *row = &s.b[buf][t % BN][(t / BN) * B_PER];
 #pragma unroll
-        for (int r = 0; r < B_PER; r += 2)
-            *(uint32_t *)&s.b[buf][t % BN][(t / BN) * B_PER + r] =
-                rb[r].bits | (uint32_t)rb[r + 1].bits << 16;
+        for (int i = 0; i < B_PER; i += 8)
+            *(uint4 *)(row + i) = make_uint4(pack(r.b[i], r.b[i + 1]), pack(r.b[i + 2], r.b[i + 3]),
+                                             pack(r.b[i + 4], r.b[i + 5]), pack(r.b[i + 6], r.b[i + 7]));
     }
-    static KP_DEVICE uint32_t pair(const uint16_t *p) { return *(const uint32_t *)p; }
     KP_DEVICE void compute(const Smem &s, int buf) {
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-        const int row = (warp / 4) * 32 + lane / 4, col = (warp % 4) * 32 + lane / 4;
+        const int row = (warp / 4) * 64 + lane % 8 + ((lane / 8) % 2) * 8;
+        const int col = (warp % 4) * 32 + lane % 8 + (lane / 16) * 8;
 #pragma unroll
         for (int k = 0; k < BK; k += 16) {
-            const int kc = k + (lane % 4) * 2;
-            uint32_t af[2][4];
+            // ldmatrix x4 of B: matrices (n, k), (n, k + 8), (n + 8, k), (n + 8, k + 8)
+            // are b[0], b[1] of fragment j and of fragment j + 1.
+            uint32_t bf[4][2];
 #pragma unroll
-            for (int i = 0; i < 2; i++) {
-                af[i][0] = pair(&s.a[buf][row + i * 16][kc]);
-                af[i][1] = pair(&s.a[buf][row + i * 16 + 8][kc]);
-                af[i][2] = pair(&s.a[buf][row + i * 16][kc + 8]);
-                af[i][3] = pair(&s.a[buf][row + i * 16 + 8][kc + 8]);
+            for (int j = 0; j < 4; j += 2) {
+                uint32_t r[4];
+                kp_ldmatrix_x4(r, &s.b[buf][col + j * 8][k + ((lane / 8) % 2) * 8]);
+                bf[j][0] = r[0];
+                bf[j][1] = r[1];
+                bf[j + 1][0] = r[2];
+                bf[j + 1][1] = r[3];
             }
-            // B fragments one at a time: fewer live registers.
+            // A fragments one at a time: fewer live registers.
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const uint32_t bf[2] = {pair(&s.b[buf][col + j * 8][kc]),
-                                        pair(&s.b[buf][col + j * 8][kc + 8])};
+            for (int i = 0; i < 4; i++) {
+                uint32_t af[4];
+                kp_ldmatrix_x4(af, &s.a[buf][row + i * 16][k + (lane / 16) * 8]);
 #pragma unroll
-                for (int i = 0; i < 2; i++)
-                    kp_mma_16<T>::run(acc[i][j], af[i], bf);
+                for (int j = 0; j < 4; j++)
+                    kp_mma_16<T>::run(acc[i][j], af, bf[j]);
             }
         }
     }
     KP_DEVICE void store(const kp_conv_args &a, const T *bias, T *dst, int g, int32_t m0,
                          int64_t p0) const {
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-        const int row = m0 + (warp / 4) * 32 + lane / 4;
-        const int64_t col = p0 + (warp % 4) * 32 + (lane % 4) * 2;
+        const int32_t row = m0 + (warp / 4) * 64 + lane / 4;
+        // This thread's pixels: col + 8j + e for j < 4, e < 2.
+        kp_conv_dst_walk walk;
+        walk.start(a, p0 + (warp % 4) * 32 + (lane % 4) * 2);
         int64_t pix[4][2];
 #pragma unroll
         for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int e = 0; e < 2; e++)
-                pix[j][e] = kp_conv_dst_pixel(a, col + j * 8 + e);
+            for (int e = 0; e < 2; e++) {
+                pix[j][e] = walk.offset(a);
+                if (j < 3 || e == 0)
+                    walk.advance(a, e ? 7 : 1);
+            }
 #pragma unroll
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 4; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 kp_conv_channel<T> ch;
@@ -370,87 +510,71 @@ template <typename T> struct kp_conv_mma_tile {
                     continue;
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++)
-                        if (pix[j][e] >= 0)
-                            dst[pix[j][e] + ch.off] = kp_store<T>(acc[i][j][h * 2 + e] + ch.bias);
+                    kp_conv_store_pair<T>(dst, pix[j], ch, acc[i][j][h * 2], acc[i][j][h * 2 + 1]);
             }
     }
 };
 #endif
 
-// Loads the thread's weight and input elements of the step at depth k0.
-template <typename T, bool TR, bool TAPS, int BK, int A_STEP, int A_PER, int B_STEP, int B_PER>
-KP_DEVICE void kp_conv_fetch(const kp_conv_args &a, const T *src, const T *w, int32_t k0,
-                             const kp_conv_tap_step &st, const kp_conv_wrows &wrows,
-                             const kp_conv_pixel<TR> &pixel, T (&ra)[A_PER], T (&rb)[B_PER]) {
-    if (TAPS) {
-        wrows.load_tap<A_STEP, A_PER>(a, w, st, (int32_t)(threadIdx.x % BK), ra);
-        pixel.template load_tap<B_PER>(a, src, st,
-                                       (int32_t)(threadIdx.x / (KP_CONV_BLOCK / B_STEP)) * B_PER, rb);
-        return;
+// Output channels a block covers: 128 for 16-bit dtypes (the tensor-core
+// tile's height; the 64-row SIMT tile makes two passes), 64 otherwise.
+template <typename T> struct kp_conv_block_rows { static constexpr int value = KP_CONV_TILE_M; };
+template <> struct kp_conv_block_rows<kp_f16> { static constexpr int value = KP_CONV_TILE_M_16; };
+template <> struct kp_conv_block_rows<kp_bf16> { static constexpr int value = KP_CONV_TILE_M_16; };
+
+// One tile's reduction and store: the double-buffered loop (one barrier a
+// step: step s reads buffer s % 2 while the registers holding step s + 1
+// go to the other).
+template <typename T, bool TR, bool TAPS, class Tile>
+KP_DEVICE void kp_conv_tile(const kp_conv_args &a, const T *src, const T *w, const T *bias, T *dst,
+                            typename Tile::Smem &s, const kp_conv_pixel<TR> &pixel, int g,
+                            int32_t m0, int64_t p0) {
+    constexpr int BK = Tile::BK;
+    kp_conv_wrows wrows;
+    wrows.start(a, g, m0 + Tile::a_row());
+    typename Tile::Stage r;
+    Tile tile;
+    tile.zero();
+    kp_conv_tap_step tap;  // the tap-major position of the step being fetched
+    tap.start();
+    Tile::template fetch<TR, TAPS>(a, src, w, 0, tap, wrows, pixel, r);
+    __syncthreads();  // the previous tile's readers of buffer 0 are done
+    tile.stash(s, 0, r);
+    __syncthreads();
+    for (int32_t k0 = 0, buf = 0; k0 < a.k_total; k0 += BK, buf ^= 1) {
+        const bool more = k0 < a.k_total - BK;
+        if (more) {
+            if (TAPS)
+                tap.advance(a, BK);
+            Tile::template fetch<TR, TAPS>(a, src, w, k0 + BK, tap, wrows, pixel, r);
+        }
+        tile.compute(s, buf);
+        if (more)
+            tile.stash(s, buf ^ 1, r);
+        __syncthreads();
     }
-    kp_conv_cursor ca;
-    ca.start(a, k0 + (int32_t)(threadIdx.x % BK));
-    wrows.load<A_STEP, A_PER>(a, w, ca, ra);
-    // Consecutive k: the cursor wraps at most once a step.
-    typename kp_conv_pixel<TR>::cursor cb;
-    cb.start(a, k0 + (int32_t)(threadIdx.x / (KP_CONV_BLOCK / B_STEP)) * B_PER);
-#pragma unroll
-    for (int r = 0; r < B_PER; r++) {
-        rb[r] = pixel.load(a, src, cb);
-        if (r + 1 < B_PER)
-            cb.advance(a, 1);
-    }
+    tile.store(a, bias, dst, g, m0, p0);
 }
 
 // The tile loop shared by both tiles: blocks stride over (group, channel
-// tile) on y and pixel tiles on x; each tile runs the double-buffered
-// reduction (one barrier a step: step s reads buffer s % 2 while the
-// registers holding step s + 1 go to the other) and stores its outputs.
+// tile) on y and pixel tiles on x. A block's channel tile is ROWS high;
+// a shorter Tile covers it in passes.
 template <typename T, bool TR, bool TAPS, class Tile>
 KP_DEVICE void kp_conv_run(const kp_conv_args &a, const T *src, const T *w, const T *bias, T *dst,
                            typename Tile::Smem &s) {
-    constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK;
-    constexpr int A_STEP = KP_CONV_BLOCK / BK, A_PER = BM / A_STEP;
-    constexpr int B_STEP = KP_CONV_BLOCK / BN, B_PER = BK / B_STEP;
-    static_assert(A_PER * A_STEP == BM && B_PER * B_STEP == BK, "loads cover the tile");
-    const int t = threadIdx.x;
+    constexpr int ROWS = kp_conv_block_rows<T>::value, BM = Tile::BM, BN = Tile::BN;
+    static_assert(ROWS % BM == 0, "whole passes");
     const int64_t p_tiles = (a.pixels + BN - 1) / BN;
     const int64_t m_tiles = (int64_t)a.m_tiles * a.groups;
     for (int64_t ty = blockIdx.y; ty < m_tiles; ty += gridDim.y) {
         const int g = (int)(ty / a.m_tiles);
-        const int32_t m0 = (int32_t)(ty % a.m_tiles) * BM;
         for (int64_t tx = blockIdx.x; tx < p_tiles; tx += gridDim.x) {
             const int64_t p0 = tx * BN;
-            kp_conv_wrows wrows;
             kp_conv_pixel<TR> pixel;
-            wrows.start(a, g, m0 + t / BK);
-            pixel.start(a, p0 + t % BN, g);
-            T ra[A_PER], rb[B_PER];
-            Tile tile;
-            tile.zero();
-            kp_conv_tap_step tap;  // the tap-major position of the step being fetched
-            tap.start();
-            kp_conv_fetch<T, TR, TAPS, BK, A_STEP, A_PER, B_STEP, B_PER>(a, src, w, 0, tap, wrows,
-                                                                         pixel, ra, rb);
-            __syncthreads();  // the previous tile's readers of buffer 0 are done
-            tile.template stash<A_STEP, A_PER, B_STEP, B_PER>(s, 0, ra, rb);
-            __syncthreads();
-            for (int32_t k0 = 0, buf = 0; k0 < a.k_total; k0 += BK, buf ^= 1) {
-                const bool more = k0 < a.k_total - BK;
-                if (more) {
-                    if (TAPS)
-                        tap.advance(a, BK);
-                    kp_conv_fetch<T, TR, TAPS, BK, A_STEP, A_PER, B_STEP, B_PER>(
-                        a, src, w, k0 + BK, tap, wrows, pixel, ra, rb);
-                }
-                tile.compute(s, buf);
-                if (more)
-                    tile.template stash<A_STEP, A_PER, B_STEP, B_PER>(s, buf ^ 1, ra, rb);
-                __syncthreads();
-            }
-            tile.store(a, bias, dst, g, m0, p0);
+            pixel.start(a, p0 + threadIdx.x % BN, g);
+            for (int32_t m0 = (int32_t)(ty % a.m_tiles) * ROWS, pass = 0;
+                 pass < ROWS / BM && m0 < a.c_out_group; pass++, m0 += BM)
+                kp_conv_tile<T, TR, TAPS, Tile>(a, src, w, bias, dst, s, pixel, g, m0, p0);
         }
     }
 }
@@ -473,10 +597,15 @@ template <bool TR> struct kp_conv_tile_for<kp_bf16, TR> {
 #endif
 
 template <typename T, bool TR>
-KP_DEVICE void kp_conv_kernel(const kp_conv_args &a, const T *src, const T *w, const T *bias,
+KP_DEVICE void kp_conv_kernel(const kp_conv_launch &args, const T *src, const T *w, const T *bias,
                               T *dst) {
     typedef typename kp_conv_tile_for<T, TR>::type Tile;
     __shared__ __align__(16) typename Tile::Smem smem;
+    // A transposed conv's output phase z (a plain conv: z = 0). The
+    // transposed gather runs one conv.
+    const kp_conv_args &a = args.conv[TR ? 0 : blockIdx.z];
+    w += a.w_offset;
+    dst += a.dst_offset;
     if (!TR && a.k_total > 0 && a.c_in_group % Tile::BK == 0)
         kp_conv_run<T, TR, true, Tile>(a, src, w, bias, dst, smem);
     else
@@ -498,11 +627,11 @@ KP_DEVICE void kp_conv_kernel(const kp_conv_args &a, const T *src, const T *w, c
 // has_bias is 0), dst, with their offsets applied.
 #define KP_CONV(NAME, T)                                                                     \
     KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, KP_CONV_MIN_BLOCKS) void conv_##NAME(            \
-        kp_conv_args a, const T *src, const T *weight, const T *bias, T *dst) {              \
+        kp_conv_launch a, const T *src, const T *weight, const T *bias, T *dst) {            \
         kp_conv_kernel<T, false>(a, src, weight, bias, dst);                                  \
     }                                                                                        \
     KP_KERNEL __launch_bounds__(KP_CONV_BLOCK, KP_CONV_MIN_BLOCKS) void conv_transpose_##NAME(  \
-        kp_conv_args a, const T *src, const T *weight, const T *bias, T *dst) {              \
+        kp_conv_launch a, const T *src, const T *weight, const T *bias, T *dst) {            \
         kp_conv_kernel<T, true>(a, src, weight, bias, dst);                                   \
     }
 

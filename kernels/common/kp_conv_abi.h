@@ -6,12 +6,14 @@
 #include <stdint.h>
 
 /* Every conv kernel runs blocks of KP_CONV_BLOCK threads, each computing a
- * tile of KP_CONV_TILE_M output channels by KP_CONV_TILE_N output pixels
+ * tile of KP_CONV_TILE_M output channels (KP_CONV_TILE_M_16 for f16 and
+ * bf16, whose tensor-core tile is taller) by KP_CONV_TILE_N output pixels
  * (KP_CONV_TILE_N_F64 for f64, whose wider accumulators need a smaller
  * tile). Blocks over pixel tiles run on the grid's x, channel tiles x
  * groups on y; both loop when the grid is capped. */
 #define KP_CONV_BLOCK 256
 #define KP_CONV_TILE_M 64
+#define KP_CONV_TILE_M_16 128
 #define KP_CONV_TILE_N 128
 #define KP_CONV_TILE_N_F64 64
 
@@ -48,6 +50,16 @@ struct kp_conv_args {
     int32_t m_tiles;            /* channel tiles per group */
     int32_t groups;
     int32_t has_bias;
+    int64_t w_offset;           /* added to the weight and dst pointers */
+    int64_t dst_offset;
+};
+
+/* The kernels' first argument: block z runs conv[z]. A transposed conv
+ * runs as one plain conv per output phase (see src/ops/conv.c), up to
+ * KP_CONV_MAX_PHASES of them in one launch; other launches fill conv[0]. */
+#define KP_CONV_MAX_PHASES 8
+struct kp_conv_launch {
+    struct kp_conv_args conv[KP_CONV_MAX_PHASES];
 };
 
 #endif

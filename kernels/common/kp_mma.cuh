@@ -19,23 +19,27 @@
 // Each 32-bit register holds two 16-bit elements, the lower index in the low half.
 template <typename T> struct kp_mma_16;
 
-template <> struct kp_mma_16<kp_f16> {
-    static KP_DEVICE void run(float d[4], const uint32_t a[4], const uint32_t b[2]) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-            "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
+#define KP_MMA_16(T, PTX_TYPE)                                                                   \
+    template <> struct kp_mma_16<T> {                                                            \
+        static KP_DEVICE void run(float d[4], const uint32_t a[4], const uint32_t b[2]) {        \
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." PTX_TYPE "." PTX_TYPE ".f32 "  \
+                         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"               \
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                        \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));    \
+        }                                                                                        \
+    };
+KP_MMA_16(kp_f16, "f16")
+KP_MMA_16(kp_bf16, "bf16")
+#undef KP_MMA_16
 
-template <> struct kp_mma_16<kp_bf16> {
-    static KP_DEVICE void run(float d[4], const uint32_t a[4], const uint32_t b[2]) {
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-            "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
+// Four 8x8 matrices of 16-bit elements from shared memory: lanes 8q..8q+7
+// give the 16-byte-aligned addresses of matrix q's rows; r[q] receives row
+// lane / 4, elements 2 * (lane % 4) and the next, as the fragments above
+// lay them out.
+KP_DEVICE void kp_ldmatrix_x4(uint32_t r[4], const void *row) {
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
 #endif

@@ -2,6 +2,7 @@
  * Both run one implicit-GEMM kernel (kernels/conv.cu); a 1-d convolution
  * is passed as a 2-d one of height 1. */
 #include <stdio.h>
+#include <string.h>
 
 #include "kernel_families.h"
 #include "kp_conv_abi.h"
@@ -204,19 +205,33 @@ static void strides4(const kp_tensor *t, int64_t out[4])
     out[3] = s[t->layout.rank - 1];
 }
 
-/* One launch of `family` over the pixels of a (grids beyond these limits
- * loop inside the kernel). */
-static kp_status launch_one(kp_stream *stream, enum kp_family_id family, const kp_tensor *src,
-                            struct kp_conv_args *a, void *w, const kp_tensor *bias, void *d)
+/* One launch of `family` running l->conv[0 .. count - 1] on grid z, each
+ * over its pixels (grids beyond these limits loop inside the kernel). */
+static kp_status launch_convs(kp_stream *stream, enum kp_family_id family, const kp_tensor *src,
+                              struct kp_conv_launch *l, int count, void *w, const kp_tensor *bias,
+                              void *d)
 {
     int64_t tile_n = src->dtype == KP_DTYPE_F64 ? KP_CONV_TILE_N_F64 : KP_CONV_TILE_N;
-    int64_t gx = (a->pixels + tile_n - 1) / tile_n, gy = (int64_t)a->m_tiles * a->groups;
+    int64_t gx = 1, gy = (int64_t)l->conv[0].m_tiles * l->conv[0].groups;
+    for (int z = 0; z < count; z++) {
+        int64_t tiles = (l->conv[z].pixels + tile_n - 1) / tile_n;
+        gx = tiles > gx ? tiles : gx;
+    }
     struct kp_launch_dims dims = {{(unsigned)(gx < (1 << 22) ? gx : (1 << 22)),
-                                   (unsigned)(gy < 65535 ? gy : 65535), 1},
+                                   (unsigned)(gy < 65535 ? gy : 65535), (unsigned)count},
                                   {KP_CONV_BLOCK, 1, 1}, 0};
     void *s = kp_tensor_base(src), *b = bias ? kp_tensor_base(bias) : NULL;
-    void *args[] = {a, &s, &w, &b, &d};
+    void *args[] = {l, &s, &w, &b, &d};
     return kp_launch_family(stream, family, src->dtype, &dims, args);
+}
+
+static kp_status launch_one(kp_stream *stream, enum kp_family_id family, const kp_tensor *src,
+                            const struct kp_conv_args *a, void *w, const kp_tensor *bias, void *d)
+{
+    struct kp_conv_launch l;
+    memset(&l, 0, sizeof(l));
+    l.conv[0] = *a;
+    return launch_convs(stream, family, src, &l, 1, w, bias, d);
 }
 
 /* One output phase of a transposed dim: the outputs y = phase + stride * yy
@@ -241,41 +256,49 @@ static struct conv_phase phase_of(const struct conv_dim *d, int64_t phase)
 /* The transposed conv as one plain conv per output phase (stride_h x
  * stride_w of them), each over only the taps that land on an input pixel:
  * no work on the stride^2 - 1 of every stride^2 products that the gather
- * would multiply by 0. Needs stride 1 or dilation 1 in each dim. */
+ * would multiply by 0. Needs stride 1 or dilation 1 in each dim. The
+ * phases share launches, KP_CONV_MAX_PHASES at a time: one phase alone
+ * often fills too few blocks to occupy the device. */
 static kp_status launch_phases(kp_stream *stream, const struct conv_problem *p, const kp_tensor *src,
                                const struct kp_conv_args *base, void *w, const kp_tensor *bias,
                                void *d, const int64_t ws[4])
 {
-    size_t es = kp_dtype_size(src->dtype);
+    struct kp_conv_launch l;
+    memset(&l, 0, sizeof(l));
+    int count = 0;
     for (int64_t py = 0; py < p->d[0].stride; py++)
         for (int64_t px = 0; px < p->d[1].stride; px++) {
             struct conv_phase h = phase_of(&p->d[0], py), x = phase_of(&p->d[1], px);
             if (h.outputs == 0 || x.outputs == 0)
                 continue;
-            struct kp_conv_args a = *base;
+            struct kp_conv_args *a = &l.conv[count++];
+            *a = *base;
             bool taps = h.taps > 0 && x.taps > 0;  /* none: dst gets the bias only */
-            a.out_h = (int32_t)h.outputs;
-            a.out_w = (int32_t)x.outputs;
-            a.pixels = p->n * h.outputs * x.outputs;
-            a.k_h = taps ? (int32_t)h.taps : 1;
-            a.k_w = taps ? (int32_t)x.taps : 1;
-            a.k_total = taps ? a.c_in_group * a.k_h * a.k_w : 0;
-            a.stride_h = a.stride_w = 1;
-            a.pad_h = (int32_t)-h.shift;
-            a.pad_w = (int32_t)-x.shift;
-            a.dil_h = (int32_t)-p->d[0].dil;
-            a.dil_w = (int32_t)-p->d[1].dil;
-            a.w_stride_i = p->d[0].stride * ws[2];
-            a.w_stride_j = p->d[1].stride * ws[3];
-            a.dst_stride[2] = p->d[0].stride * base->dst_stride[2];
-            a.dst_stride[3] = p->d[1].stride * base->dst_stride[3];
-            void *wp = (char *)w + (h.first * ws[2] + x.first * ws[3]) * (int64_t)es;
-            void *dp = (char *)d + (py * base->dst_stride[2] + px * base->dst_stride[3]) * (int64_t)es;
-            kp_status st = launch_one(stream, KP_KF_CONV, src, &a, taps ? wp : w, bias, dp);
-            if (st != KP_OK)
-                return st;
+            a->out_h = (int32_t)h.outputs;
+            a->out_w = (int32_t)x.outputs;
+            a->pixels = p->n * h.outputs * x.outputs;
+            a->k_h = taps ? (int32_t)h.taps : 1;
+            a->k_w = taps ? (int32_t)x.taps : 1;
+            a->k_total = taps ? a->c_in_group * a->k_h * a->k_w : 0;
+            a->stride_h = a->stride_w = 1;
+            a->pad_h = (int32_t)-h.shift;
+            a->pad_w = (int32_t)-x.shift;
+            a->dil_h = (int32_t)-p->d[0].dil;
+            a->dil_w = (int32_t)-p->d[1].dil;
+            a->w_stride_i = p->d[0].stride * ws[2];
+            a->w_stride_j = p->d[1].stride * ws[3];
+            a->dst_stride[2] = p->d[0].stride * base->dst_stride[2];
+            a->dst_stride[3] = p->d[1].stride * base->dst_stride[3];
+            a->w_offset = taps ? h.first * ws[2] + x.first * ws[3] : 0;
+            a->dst_offset = py * base->dst_stride[2] + px * base->dst_stride[3];
+            if (count == KP_CONV_MAX_PHASES) {
+                kp_status st = launch_convs(stream, KP_KF_CONV, src, &l, count, w, bias, d);
+                if (st != KP_OK)
+                    return st;
+                count = 0;
+            }
         }
-    return KP_OK;
+    return count ? launch_convs(stream, KP_KF_CONV, src, &l, count, w, bias, d) : KP_OK;
 }
 
 static kp_status conv_launch(kp_stream *stream, bool transpose, const struct conv_problem *p,
@@ -311,7 +334,9 @@ static kp_status conv_launch(kp_stream *stream, bool transpose, const struct con
     a.c_in_group = (int32_t)cin_g;
     a.c_out_group = (int32_t)cout_g;
     a.k_total = (int32_t)(cin_g * a.k_h * a.k_w);
-    a.m_tiles = (int32_t)((cout_g + KP_CONV_TILE_M - 1) / KP_CONV_TILE_M);
+    int64_t tile_m = src->dtype == KP_DTYPE_F16 || src->dtype == KP_DTYPE_BF16 ? KP_CONV_TILE_M_16
+                                                                              : KP_CONV_TILE_M;
+    a.m_tiles = (int32_t)((cout_g + tile_m - 1) / tile_m);
     a.groups = (int32_t)p->groups;
     a.has_bias = bias != NULL;
 

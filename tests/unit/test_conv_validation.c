@@ -8,11 +8,12 @@
 static kp_device *dev;
 static kp_stream *stream;
 static kp_buffer *buf;
-static struct kp_conv_args seen;
+static struct kp_conv_launch seen_launch;
+#define seen (seen_launch.conv[0])
 
 static void record_args(void **args)
 {
-    seen = *(const struct kp_conv_args *)args[0];
+    seen_launch = *(const struct kp_conv_launch *)args[0];
 }
 
 static void setup(void)
@@ -238,26 +239,33 @@ START_TEST(test_launches)
     kp_tensor dt = tensor(KP_DTYPE_BF16, 4, (int64_t[]){1, 3, 10, 10}, DST_OFF);
     kp_conv_params pt = {{2, 2}, {1, 1}, {1, 1}, {0, 0}, 1};
     ck_assert_int_eq(kp_conv_transpose(stream, &dt, &st, &wt, NULL, &pt), KP_OK);
-    ck_assert_int_eq(atomic_load(&fake.launches), 2 + 4);
+    ck_assert_int_eq(atomic_load(&fake.launches), 2 + 1);   /* the 4 phases in one launch */
     ck_assert_str_eq(fake.last_kernel, "conv_bf16");
-    ck_assert_int_eq(seen.w_stride_m, 16);
-    ck_assert_int_eq(seen.w_stride_c, 48);
-    ck_assert_int_eq(seen.w_stride_i, 8);
-    ck_assert_int_eq(seen.src_stride[1], 1);
-    ck_assert_int_eq(seen.c_out_group, 3);
-    ck_assert_int_eq(seen.out_h, 5);
-    ck_assert_int_eq(seen.k_h, 2);
-    ck_assert_int_eq(seen.k_total, 16);
-    ck_assert_int_eq(seen.stride_h, 1);
-    ck_assert_int_eq(seen.pad_h, -1);
-    ck_assert_int_eq(seen.dil_h, -1);
-    ck_assert_int_eq(seen.dst_stride[2], 20);
+    ck_assert_uint_eq(fake.last_dims.grid[2], 4);
+    const struct kp_conv_args *last = &seen_launch.conv[3];
+    ck_assert_int_eq(last->w_stride_m, 16);
+    ck_assert_int_eq(last->w_stride_c, 48);
+    ck_assert_int_eq(last->w_stride_i, 8);
+    ck_assert_int_eq(last->src_stride[1], 1);
+    ck_assert_int_eq(last->c_out_group, 3);
+    ck_assert_int_eq(last->out_h, 5);
+    ck_assert_int_eq(last->k_h, 2);
+    ck_assert_int_eq(last->k_total, 16);
+    ck_assert_int_eq(last->stride_h, 1);
+    ck_assert_int_eq(last->pad_h, -1);
+    ck_assert_int_eq(last->dil_h, -1);
+    ck_assert_int_eq(last->dst_stride[2], 20);
+    /* phase (1, 1) starts at dst (y 1, x 1) and at weight tap (0, 0) */
+    ck_assert_int_eq(last->dst_offset, 10 + 1);
+    ck_assert_int_eq(last->w_offset, 0);
+    /* phase (0, 1): taps 1 and 3 of each dim's 4 in y, 0 and 2 in x */
+    ck_assert_int_eq(seen_launch.conv[1].w_offset, 4);
 
     /* stride and dilation both above 1: the gather kernel, one launch */
     pt.dilation[1] = 2;
     dt = tensor(KP_DTYPE_BF16, 4, (int64_t[]){1, 3, 10, 13}, DST_OFF);
     ck_assert_int_eq(kp_conv_transpose(stream, &dt, &st, &wt, NULL, &pt), KP_OK);
-    ck_assert_int_eq(atomic_load(&fake.launches), 2 + 4 + 1);
+    ck_assert_int_eq(atomic_load(&fake.launches), 2 + 1 + 1);
     ck_assert_str_eq(fake.last_kernel, "conv_transpose_bf16");
     ck_assert_int_eq(seen.dil_w, 2);
     ck_assert_int_eq(seen.stride_w, 2);
