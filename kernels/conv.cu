@@ -87,11 +87,12 @@ struct kp_conv_wrows {
     template <int STEP, int PER, typename T>
     KP_DEVICE void load_tap(const kp_conv_args &a, const T *w, const kp_conv_tap_step &st,
                             int32_t dc, T (&out)[PER]) const {
-        const int64_t off = base + (int64_t)(st.c0 + dc) * a.w_stride_c +
-                            (int64_t)st.i * a.w_stride_i + (int64_t)st.j * a.w_stride_j;
+        const int64_t step = (int64_t)STEP * a.w_stride_m;
+        const T *p = w + base + (int64_t)(st.c0 + dc) * a.w_stride_c + (int64_t)st.i * a.w_stride_i +
+                     (int64_t)st.j * a.w_stride_j;
 #pragma unroll
-        for (int r = 0; r < PER; r++)
-            out[r] = r * STEP < rows ? w[off + (int64_t)(r * STEP) * a.w_stride_m] : T();
+        for (int r = 0; r < PER; r++, p += step)
+            out[r] = r * STEP < rows ? *p : T();
     }
 };
 
@@ -173,11 +174,14 @@ template <bool TR> struct kp_conv_pixel {
                             int32_t dc, T (&out)[PER]) const {
         const int32_t dy = st.i * a.dil_h, dx = st.j * a.dil_w;
         const bool ok = (uint32_t)(y0 + dy) < (uint32_t)a.in_h && (uint32_t)(x0 + dx) < (uint32_t)a.in_w;
+        const int64_t s1 = a.src_stride[1];
         const T *p = src + base + (int64_t)dy * a.src_stride[2] + (int64_t)dx * a.src_stride[3] +
-                     (int64_t)(st.c0 + dc) * a.src_stride[1];
+                     (int64_t)(st.c0 + dc) * s1;
+        // A pointer stepped by the channel stride: one add a load, where
+        // indexing p[r * s1] costs a 64-bit multiply each.
 #pragma unroll
-        for (int r = 0; r < PER; r++)
-            out[r] = ok ? p[(int64_t)r * a.src_stride[1]] : T();
+        for (int r = 0; r < PER; r++, p += s1)
+            out[r] = ok ? *p : T();
     }
     template <typename T>
     KP_DEVICE T load(const kp_conv_args &a, const T *src, const kp_conv_gcursor &cur) const {

@@ -2,7 +2,8 @@
  * double, for every float dtype: plain, 1x1, kernels larger than the
  * input, strides larger than the kernel, dilation, depthwise and grouped,
  * with and without bias, 1x1 images, channel counts that are not
- * multiples of the tiles, 1-d, channels-last src and strided dst, and the
+ * multiples of the tiles, channels per group multiples of 16 (the
+ * tap-major reduction), 1-d, channels-last src and strided dst, and the
  * transposed conv with stride, output_padding, dilation, groups and 1-d
  * (through both of its paths: one conv per output phase where stride or
  * dilation is 1, the gather kernel otherwise), including phases that no
@@ -59,6 +60,12 @@ static const struct conv_case cases[] = {
     {"channels-last src, strided dst", false, 4, 2, 6, 9, 9, 8, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_CHANNELS_LAST, DST_GAPS},
     {"channels-last 1-d src, strided dst", false, 3, 2, 7, 4, 1, 40, 1, 3, P2(2, 0), P2(0, 0), P2(1, 0), P2(0, 0), 1, true, SRC_CHANNELS_LAST, DST_GAPS},
     {"deep reduction (300 x 3 x 3)", false, 4, 1, 300, 70, 6, 6, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, 0, 0},
+    /* channels per group a multiple of the steps' depth: the tap-major
+     * reduction, with more than one channel tile and taps on both sides */
+    {"3x3, 48 channels, 150 out", false, 4, 2, 48, 150, 13, 11, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, 0, 0},
+    {"2x2 stride 2, groups 2 of 16", false, 4, 2, 32, 20, 9, 10, 2, 2, P2(2, 2), P2(0, 1), P2(1, 1), P2(0, 0), 2, false, 0, 0},
+    {"3x3 stride 2 dilation 2, 16 channels", false, 4, 1, 16, 9, 15, 12, 3, 3, P2(2, 2), P2(2, 1), P2(2, 2), P2(0, 0), 1, true, 0, 0},
+    {"5x5, 16 channels (25 taps)", false, 4, 1, 16, 24, 9, 9, 5, 5, P2(1, 1), P2(2, 2), P2(1, 1), P2(0, 0), 1, true, 0, 0},
     {"transpose k3 s1 p1", true, 4, 2, 8, 6, 7, 9, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, 0, 0},
     {"transpose k4 s2 p1", true, 4, 2, 16, 8, 8, 8, 4, 4, P2(2, 2), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, 0, 0},
     {"transpose s2 output_padding 1", true, 4, 1, 5, 7, 5, 6, 3, 3, P2(2, 2), P2(1, 0), P2(1, 1), P2(1, 1), 1, false, 0, 0},
