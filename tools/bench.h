@@ -1,7 +1,8 @@
 /* kp-bench's shared parts: options, device state, timing, the copy
  * reference and results. kp-bench.c holds the harness and the table of
- * element-wise cases; each module with cases of its own shapes and buffers
- * has a small file of its own (bench_quantized.c) exposing a bench_table. */
+ * element-wise cases, bench_rotation.c the buffer copies measurements rotate
+ * through; each module with cases of its own shapes and buffers has a small
+ * file of its own (bench_quantized.c) exposing a bench_table. */
 #ifndef KP_BENCH_H
 #define KP_BENCH_H
 
@@ -68,6 +69,16 @@ kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms);
  * than the runs of one measurement (each is then read once) nor
  * MAX_ROTATION. */
 int rotation_copies(const struct bench *b, uint64_t bytes);
+/* Fills a new buffer with random contents (of `dtype`, where it matters). */
+typedef kp_status (*fill_fn)(struct bench *b, kp_buffer *buf, kp_dtype dtype);
+/* Allocates `want` (at most MAX_ROTATION) sets of `bytes`: a source in
+ * srcs[k] and, unless dsts is NULL, a destination in dsts[k]. The first
+ * source gets fill(b, srcs[0], dtype), the others device copies of it.
+ * Running out of device memory after the first set leaves fewer; *sets
+ * counts the complete ones, on failure too. The arrays come in all NULL;
+ * the caller destroys every entry, whatever this returns. */
+kp_status alloc_rotation(struct bench *b, int want, size_t bytes, fill_fn fill, kp_dtype dtype,
+                         kp_buffer **srcs, kp_buffer **dsts, int *sets);
 /* Milliseconds kp_memcpy_d2d takes to move `bytes` (half read, half
  * written), from memory: its sources and destinations rotate through
  * rotation_copies() pairs, so no run finds its data in the GPU's cache. */

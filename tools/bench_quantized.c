@@ -97,9 +97,11 @@ static void quantized_describe(size_t i, struct bench_entry *e)
 /* Fills buf with random bytes that have bit 6 clear. Whatever a format's
  * layout, every f16 (or Q8_K's f32) scale then has the top bit of its
  * exponent clear: finite and below 2 in magnitude, so no NaN or Inf in the
- * results (it would not change the timing, but keeps outputs sane). */
-static kp_status fill_blocks(struct bench *b, kp_buffer *buf)
+ * results (it would not change the timing, but keeps outputs sane). Any
+ * dtype: a fill_fn, for alloc_rotation. */
+static kp_status fill_blocks(struct bench *b, kp_buffer *buf, kp_dtype dtype)
 {
+    (void)dtype;
     unsigned char *p = b->chunk;
     for (size_t i = 0; i + 8 <= b->chunk_bytes; i += 8) {
         uint64_t r = next_random(b) & 0xBFBFBFBFBFBFBFBFull;
@@ -112,34 +114,6 @@ static kp_status fill_blocks(struct bench *b, kp_buffer *buf)
         st = kp_memcpy_h2d(b->stream, buf, off, b->chunk, len);
     }
     return st == KP_OK ? kp_stream_synchronize(b->stream) : st;
-}
-
-/* Allocates up to `want` buffers of `bytes`, filling the first (random
- * blocks if `blocks`, else random `dtype` elements) and copying it to the
- * rest: identical contents at different addresses are all the cache
- * rotation needs. Running out of device memory after the first just leaves
- * fewer (the sets column shows how many). */
-static kp_status alloc_copies(struct bench *b, kp_buffer **bufs, int want, size_t bytes,
-                              bool blocks, kp_dtype dtype, int *got)
-{
-    *got = 0;
-    kp_status st = kp_buffer_alloc(b->dev, bytes, &bufs[0]);
-    if (st == KP_OK)
-        st = blocks ? fill_blocks(b, bufs[0]) : fill_random(b, bufs[0], dtype);
-    if (st != KP_OK)
-        return st;
-    *got = 1;
-    for (int k = 1; k < want; k++) {
-        st = kp_buffer_alloc(b->dev, bytes, &bufs[k]);
-        if (st == KP_ERR_OUT_OF_MEMORY)
-            break;
-        if (st == KP_OK)
-            st = kp_memcpy_d2d(b->stream, bufs[k], 0, bufs[0], 0, bytes);
-        if (st != KP_OK)
-            return st;
-        *got = k + 1;
-    }
-    return kp_stream_synchronize(b->stream);
 }
 
 static kp_tensor matrix(kp_buffer *buf, kp_dtype dtype, int64_t rows, int64_t cols)
@@ -271,7 +245,8 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
     case QMATVEC:
     case DEQUANTIZE:
         what = "allocating and filling the weight copies";
-        st = alloc_copies(b, copies, rotation_copies(b, rotated), q_bytes, true, KP_DTYPE_U8, &q->sets);
+        st = alloc_rotation(b, rotation_copies(b, rotated), q_bytes, fill_blocks, KP_DTYPE_U8, copies, NULL,
+                            &q->sets);
         for (int k = 0; st == KP_OK && k < q->sets; k++)
             st = kp_qmatrix_packed(&q->q[k], copies[k], 0, format, c->rows, c->cols);
         if (st == KP_OK && c->kind == QMATVEC) {
@@ -297,8 +272,8 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         break;
     case QUANTIZE:
         what = "allocating and filling the source copies";
-        st = alloc_copies(b, copies, rotation_copies(b, rotated), (size_t)rotated, false, c->dtype,
-                          &q->sets);
+        st = alloc_rotation(b, rotation_copies(b, rotated), (size_t)rotated, fill_random, c->dtype, copies,
+                            NULL, &q->sets);
         for (int k = 0; k < q->sets; k++)
             q->f[k] = matrix(copies[k], c->dtype, c->rows, c->cols);
         if (st == KP_OK) {
@@ -316,7 +291,7 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         what = "allocating and filling the table";
         st = kp_buffer_alloc(b->dev, (size_t)q_bytes, &single);
         if (st == KP_OK)
-            st = fill_blocks(b, single);
+            st = fill_blocks(b, single, KP_DTYPE_U8);
         if (st == KP_OK)
             st = kp_qmatrix_packed(&q->q[0], single, 0, format, c->rows, c->cols);
         if (st == KP_OK) {

@@ -112,20 +112,10 @@ static void rows_run(struct bench *b, size_t i, struct result *r)
     struct rctx q = {&c, b->stream, {{0}}, {0}, {0}, {0}, 0};
     kp_buffer *srcs[MAX_ROTATION] = {NULL}, *db = NULL, *wb = NULL, *bb = NULL;
     const int64_t shape[2] = {c.rows, c.width};
-    const int want = rotation_copies(b, bytes);
-    for (int k = 0; st == KP_OK && k < want; k++) {
-        st = kp_buffer_alloc(b->dev, (size_t)bytes, &srcs[k]);
-        if (st == KP_OK)  /* random once, copied to the rest */
-            st = k == 0 ? fill_random(b, srcs[0], c.dtype)
-                        : kp_memcpy_d2d(b->stream, srcs[k], 0, srcs[0], 0, (size_t)bytes);
-        if (st == KP_OK) {
-            st = view(srcs[k], c.dtype, 2, shape, &q.src[q.sets++]);
-        } else if (st == KP_ERR_OUT_OF_MEMORY && k > 0) {  /* rotate through fewer */
-            kp_buffer_destroy(&srcs[k]);
-            st = KP_OK;
-            break;
-        }
-    }
+    st = alloc_rotation(b, rotation_copies(b, bytes), (size_t)bytes, fill_random, c.dtype, srcs, NULL,
+                        &q.sets);
+    for (int k = 0; st == KP_OK && k < q.sets; k++)
+        st = view(srcs[k], c.dtype, 2, shape, &q.src[k]);
     if (st == KP_OK)
         st = kp_buffer_alloc(b->dev, (size_t)bytes, &db);
     if (st == KP_OK)

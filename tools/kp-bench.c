@@ -697,17 +697,6 @@ kp_status time_runs(struct bench *b, timed_fn fn, void *ctx, double *median_ms)
 
 /* ---- the copy reference: kp_memcpy_d2d moving `bytes` (half read, half written) */
 
-int rotation_copies(const struct bench *b, uint64_t bytes)
-{
-    uint64_t want = (ROTATE_BYTES + bytes - 1) / (bytes ? bytes : 1);
-    uint64_t runs = (uint64_t)b->opt->warmup + (uint64_t)b->opt->iters;
-    if (want > runs)
-        want = runs;
-    if (want < INPUT_SETS)
-        want = INPUT_SETS;
-    return want > MAX_ROTATION ? MAX_ROTATION : (int)want;
-}
-
 struct copy_ctx {
     kp_stream *stream;
     kp_buffer *src[MAX_ROTATION], *dst[MAX_ROTATION];
@@ -734,24 +723,8 @@ kp_status measure_copy(struct bench *b, uint64_t bytes, double *ms)
         }
     }
     struct copy_ctx c = {b->stream, {NULL}, {NULL}, 0, (size_t)((bytes + 1) / 2)};
-    const int want = rotation_copies(b, 2 * (uint64_t)c.size);
-    kp_status st = KP_OK;
-    for (int s = 0; st == KP_OK && s < want; s++) {
-        st = kp_buffer_alloc(b->dev, c.size, &c.src[s]);
-        if (st == KP_OK)
-            st = kp_buffer_alloc(b->dev, c.size, &c.dst[s]);
-        if (st == KP_OK)  /* random data once, copied to the other sources */
-            st = s == 0 ? fill_random(b, c.src[0], KP_DTYPE_U32)
-                        : kp_memcpy_d2d(b->stream, c.src[s], 0, c.src[0], 0, c.size);
-        if (st == KP_OK) {
-            c.sets++;
-        } else if (st == KP_ERR_OUT_OF_MEMORY && s > 0) {  /* rotate through fewer pairs */
-            kp_buffer_destroy(&c.src[s]);
-            kp_buffer_destroy(&c.dst[s]);
-            st = KP_OK;
-            break;
-        }
-    }
+    kp_status st = alloc_rotation(b, rotation_copies(b, 2 * (uint64_t)c.size), c.size, fill_random,
+                                  KP_DTYPE_U32, c.src, c.dst, &c.sets);
     if (st == KP_OK)
         st = time_runs(b, run_memcpy, &c, ms);
     if (st == KP_OK) {
