@@ -15,14 +15,14 @@ or, with a JSON file kp-bench wrote earlier on the same machine:
   python3 bench/torch_conv.py --json kp.json
 """
 
-import argparse
-import json
 import statistics
-import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
+
+# The script's own folder leads sys.path, wherever it is run from.
+from kpbench_run import kp_report, parse_args
 
 # (op, variant) -> (make inputs, run). Shapes match tools/bench_conv.c and
 # tools/bench_spatial.c; a case kp-bench has and this table lacks is listed
@@ -99,23 +99,9 @@ def time_ms(fn, args, iters, warmup):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--kp-bench", help="the kp-bench program to run")
-    src.add_argument("--json", help="kp-bench --json output to compare with")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=5)
-    a = p.parse_args()
-
+    a = parse_args(__doc__, warmup=5)
     ops = sorted({op for op, _ in CASES})
-    if a.kp_bench:
-        out = subprocess.run([a.kp_bench, "--json", "--ops", ",".join(ops), "--dtypes", "f32,bf16",
-                              "--iters", str(a.iters), "--warmup", str(a.warmup)],
-                             stdout=subprocess.PIPE, check=True, universal_newlines=True).stdout
-        report = json.loads(out)
-    else:
-        with open(a.json) as fh:
-            report = json.load(fh)
+    report = kp_report(a, ops, ["--dtypes", "f32,bf16"])
 
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False

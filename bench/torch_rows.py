@@ -14,15 +14,15 @@ or, with a JSON file kp-bench wrote earlier on the same machine:
   python3 bench/torch_rows.py --json kp.json
 """
 
-import argparse
-import json
 import re
 import statistics
-import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
+
+# The script's own folder leads sys.path, wherever it is run from.
+from kpbench_run import kp_report, parse_args
 
 ROTATE_BYTES = 512 << 20
 OPS = {
@@ -50,22 +50,8 @@ def time_ms(fn, sources, w, b, iters, warmup):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--kp-bench", help="the kp-bench program to run")
-    src.add_argument("--json", help="kp-bench --json output to compare with")
-    p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--warmup", type=int, default=3)
-    a = p.parse_args()
-
-    if a.kp_bench:
-        out = subprocess.run([a.kp_bench, "--json", "--ops", ",".join(OPS), "--iters", str(a.iters),
-                              "--warmup", str(a.warmup)],
-                             stdout=subprocess.PIPE, check=True, universal_newlines=True).stdout
-        report = json.loads(out)
-    else:
-        with open(a.json) as fh:
-            report = json.load(fh)
+    a = parse_args(__doc__, warmup=3)
+    report = kp_report(a, OPS)
 
     print("device: %s; PyTorch %s" % (torch.cuda.get_device_name(), torch.__version__))
     print("%-12s %-14s %-5s %10s %10s %9s %9s %8s %8s" % ("op", "variant", "dtype", "kp ms", "torch ms",
