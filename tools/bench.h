@@ -61,6 +61,9 @@ struct result {
 typedef kp_status (*timed_fn)(void *ctx, int i);
 
 uint64_t next_random(struct bench *b);
+/* Copies the staging chunk over buf, as many times as it takes to cover
+ * it, and waits: buf then repeats the chunk. */
+kp_status upload_chunk(struct bench *b, kp_buffer *buf);
 /* Fills a buffer with random non-zero elements of `dtype`. */
 kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype);
 /* Median milliseconds of opt->iters runs of fn after opt->warmup untimed ones. */

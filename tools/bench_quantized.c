@@ -107,13 +107,7 @@ static kp_status fill_blocks(struct bench *b, kp_buffer *buf, kp_dtype dtype)
         uint64_t r = next_random(b) & 0xBFBFBFBFBFBFBFBFull;
         memcpy(p + i, &r, 8);
     }
-    size_t size = kp_buffer_size(buf);
-    kp_status st = KP_OK;
-    for (size_t off = 0; st == KP_OK && off < size; off += b->chunk_bytes) {
-        size_t len = size - off < b->chunk_bytes ? size - off : b->chunk_bytes;
-        st = kp_memcpy_h2d(b->stream, buf, off, b->chunk, len);
-    }
-    return st == KP_OK ? kp_stream_synchronize(b->stream) : st;
+    return upload_chunk(b, buf);
 }
 
 static kp_tensor matrix(kp_buffer *buf, kp_dtype dtype, int64_t rows, int64_t cols)

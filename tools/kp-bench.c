@@ -646,19 +646,25 @@ static void random_element(struct bench *b, kp_dtype dtype, void *out)
     }
 }
 
-/* Fills a buffer with random non-zero elements of `dtype` (a staging chunk
- * of fresh values, uploaded as often as the buffer needs). */
-kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype)
+kp_status upload_chunk(struct bench *b, kp_buffer *buf)
 {
-    size_t es = kp_dtype_size(dtype), size = kp_buffer_size(buf);
-    for (size_t i = 0; i < b->chunk_bytes / es; i++)
-        random_element(b, dtype, (char *)b->chunk + i * es);
+    size_t size = kp_buffer_size(buf);
     kp_status st = KP_OK;
     for (size_t off = 0; st == KP_OK && off < size; off += b->chunk_bytes) {
         size_t len = size - off < b->chunk_bytes ? size - off : b->chunk_bytes;
         st = kp_memcpy_h2d(b->stream, buf, off, b->chunk, len);
     }
     return st == KP_OK ? kp_stream_synchronize(b->stream) : st;
+}
+
+/* Fills a buffer with random non-zero elements of `dtype` (a staging chunk
+ * of fresh values, uploaded as often as the buffer needs). */
+kp_status fill_random(struct bench *b, kp_buffer *buf, kp_dtype dtype)
+{
+    size_t es = kp_dtype_size(dtype);
+    for (size_t i = 0; i < b->chunk_bytes / es; i++)
+        random_element(b, dtype, (char *)b->chunk + i * es);
+    return upload_chunk(b, buf);
 }
 
 static int compare_float(const void *a, const void *b)
