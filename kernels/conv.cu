@@ -19,6 +19,33 @@
 #include "kp_mma.cuh"
 #include "kp_conv_abi.h"
 
+// A pointer the compiler must keep as computed: stepping it by a byte
+// stride then costs one 64-bit add a load, where the compiler's own
+// rewriting to base + index costs a shift and two adds more.
+KP_DEVICE const char *kp_conv_opaque(const char *p) {
+#if !KP_HIP
+    asm("" : "+l"(p));
+#endif
+    return p;
+}
+
+// A T at byte address p of src or the weights, which no kernel writes
+// (the launcher checks dst overlaps neither): the read-only global path on
+// NVIDIA, which kp_conv_opaque's pointers would otherwise lose.
+template <typename T> KP_DEVICE T kp_conv_ld(const char *p) {
+#if !KP_HIP
+    if constexpr (sizeof(T) == 2) {
+        T v;
+        v.bits = __ldg((const unsigned short *)p);
+        return v;
+    } else {
+        return __ldg((const T *)p);
+    }
+#else
+    return *(const T *)p;
+#endif
+}
+
 // Position in the reduction: k = (c * k_h + i) * k_w + j, the weight's own
 // order, so a warp reading consecutive k of a weight row reads contiguous
 // memory. Input loads step a cursor through consecutive k instead of
@@ -84,15 +111,30 @@ struct kp_conv_wrows {
             out[r] = in_k && r * STEP < rows ? w[off + (int64_t)(r * STEP) * a.w_stride_m] : T();
     }
     // The same in tap-major order: channel c0 + dc of the step's tap.
+    // Byte pointers stepped by byte strides (kp_conv_opaque).
     template <int STEP, int PER, typename T>
     KP_DEVICE void load_tap(const kp_conv_args &a, const T *w, const kp_conv_tap_step &st,
                             int32_t dc, T (&out)[PER]) const {
-        const int64_t step = (int64_t)STEP * a.w_stride_m;
-        const T *p = w + base + (int64_t)(st.c0 + dc) * a.w_stride_c + (int64_t)st.i * a.w_stride_i +
-                     (int64_t)st.j * a.w_stride_j;
+        const int64_t step = (int64_t)STEP * a.w_stride_m * (int64_t)sizeof(T);
+        const char *p = (const char *)(w + base + (int64_t)(st.c0 + dc) * a.w_stride_c +
+                                       (int64_t)st.i * a.w_stride_i + (int64_t)st.j * a.w_stride_j);
 #pragma unroll
-        for (int r = 0; r < PER; r++, p += step)
-            out[r] = r * STEP < rows ? *p : T();
+        for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + step))
+            out[r] = r * STEP < rows ? kp_conv_ld<T>(p) : T();
+    }
+    // Channels c0 + dc and c0 + dc + 1 of the step's tap at once.
+    template <int STEP, int PER, typename T>
+    KP_DEVICE void load_tap_pair(const kp_conv_args &a, const T *w, const kp_conv_tap_step &st,
+                                 int32_t dc, T (&lo)[PER], T (&hi)[PER]) const {
+        const int64_t step = (int64_t)STEP * a.w_stride_m * (int64_t)sizeof(T);
+        const int64_t next = a.w_stride_c * (int64_t)sizeof(T);
+        const char *p = (const char *)(w + base + (int64_t)(st.c0 + dc) * a.w_stride_c +
+                                       (int64_t)st.i * a.w_stride_i + (int64_t)st.j * a.w_stride_j);
+#pragma unroll
+        for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + step)) {
+            lo[r] = r * STEP < rows ? kp_conv_ld<T>(p) : T();
+            hi[r] = r * STEP < rows ? kp_conv_ld<T>(p + next) : T();
+        }
     }
 };
 
@@ -175,13 +217,13 @@ template <bool TR> struct kp_conv_pixel {
         const int32_t dy = st.i * a.dil_h, dx = st.j * a.dil_w;
         const bool ok = (uint32_t)(y0 + dy) < (uint32_t)a.in_h && (uint32_t)(x0 + dx) < (uint32_t)a.in_w;
         const int64_t s1 = a.src_stride[1];
-        const T *p = src + base + (int64_t)dy * a.src_stride[2] + (int64_t)dx * a.src_stride[3] +
-                     (int64_t)(st.c0 + dc) * s1;
-        // A pointer stepped by the channel stride: one add a load, where
-        // indexing p[r * s1] costs a 64-bit multiply each.
+        // A byte pointer stepped by the channel stride (kp_conv_opaque).
+        const char *p = (const char *)(src + base + (int64_t)dy * a.src_stride[2] +
+                                       (int64_t)dx * a.src_stride[3] + (int64_t)(st.c0 + dc) * s1);
+        const int64_t sb = s1 * (int64_t)sizeof(T);
 #pragma unroll
-        for (int r = 0; r < PER; r++, p += s1)
-            out[r] = ok ? *p : T();
+        for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + sb))
+            out[r] = ok ? kp_conv_ld<T>(p) : T();
     }
     template <typename T>
     KP_DEVICE T load(const kp_conv_args &a, const T *src, const kp_conv_gcursor &cur) const {
@@ -433,8 +475,12 @@ template <typename T> struct kp_conv_mma_tile {
                                 const kp_conv_tap_step &st, const kp_conv_wrows &wrows,
                                 const kp_conv_pixel<TR> &pixel, Stage &r) {
         const int32_t kk = (int32_t)(threadIdx.x % (BK / 2)) * 2;
-        kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, kk, st, wrows, r.a[0]);
-        kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, kk + 1, st, wrows, r.a[1]);
+        if (TAPS) {
+            wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, r.a[0], r.a[1]);
+        } else {
+            kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, kk, st, wrows, r.a[0]);
+            kp_conv_fetch_a<T, TAPS, A_STEP, A_PER>(a, w, k0, kk + 1, st, wrows, r.a[1]);
+        }
         kp_conv_fetch_b<T, TR, TAPS, B_STEP, B_PER>(a, src, k0, st, pixel, r.b);
     }
     KP_DEVICE void zero() {
