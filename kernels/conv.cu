@@ -76,16 +76,37 @@ struct kp_conv_cursor {
 // channels per group are a multiple of the step depth: a step then lies in
 // one tap, so the input gather checks that tap's bounds once and steps
 // through channels with one add per element.
+// The step's offsets into the weights and src are kept up to date with
+// adds (the same for every thread: uniform registers) rather than
+// recomputed with three 64-bit multiplies each a step.
 struct kp_conv_tap_step {
     int32_t i, j, c0;   // the step's tap and first channel
-    KP_DEVICE void start() { i = j = c0 = 0; }
+    int32_t dy, dx;     // the tap's offset in src pixels: i * dil_h, j * dil_w
+    int64_t w_off;      // c0 * w_stride_c + i * w_stride_i + j * w_stride_j
+    int64_t src_off;    // c0 * s_c + dy * s_h + dx * s_w
+    KP_DEVICE void start() {
+        i = j = c0 = dy = dx = 0;
+        w_off = src_off = 0;
+    }
     KP_DEVICE void advance(const kp_conv_args &a, int32_t step) {
         c0 += step;
+        w_off += (int64_t)step * a.w_stride_c;
+        src_off += (int64_t)step * a.src_stride[1];
         if (c0 == a.c_in_group) {
             c0 = 0;
+            w_off -= (int64_t)a.c_in_group * a.w_stride_c;
+            src_off -= (int64_t)a.c_in_group * a.src_stride[1];
             if (++j == a.k_w) {
                 j = 0;
                 ++i;
+                w_off += a.w_stride_i - (int64_t)(a.k_w - 1) * a.w_stride_j;
+                src_off += (int64_t)a.dil_h * a.src_stride[2] - (int64_t)dx * a.src_stride[3];
+                dy += a.dil_h;
+                dx = 0;
+            } else {
+                w_off += a.w_stride_j;
+                src_off += (int64_t)a.dil_w * a.src_stride[3];
+                dx += a.dil_w;
             }
         }
     }
@@ -116,8 +137,7 @@ struct kp_conv_wrows {
     KP_DEVICE void load_tap(const kp_conv_args &a, const T *w, const kp_conv_tap_step &st,
                             int32_t dc, T (&out)[PER]) const {
         const int64_t step = (int64_t)STEP * a.w_stride_m * (int64_t)sizeof(T);
-        const char *p = (const char *)(w + base + (int64_t)(st.c0 + dc) * a.w_stride_c +
-                                       (int64_t)st.i * a.w_stride_i + (int64_t)st.j * a.w_stride_j);
+        const char *p = (const char *)(w + base + st.w_off + (int64_t)dc * a.w_stride_c);
 #pragma unroll
         for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + step))
             out[r] = r * STEP < rows ? kp_conv_ld<T>(p) : T();
@@ -128,8 +148,7 @@ struct kp_conv_wrows {
                                  int32_t dc, T (&lo)[PER], T (&hi)[PER]) const {
         const int64_t step = (int64_t)STEP * a.w_stride_m * (int64_t)sizeof(T);
         const int64_t next = a.w_stride_c * (int64_t)sizeof(T);
-        const char *p = (const char *)(w + base + (int64_t)(st.c0 + dc) * a.w_stride_c +
-                                       (int64_t)st.i * a.w_stride_i + (int64_t)st.j * a.w_stride_j);
+        const char *p = (const char *)(w + base + st.w_off + (int64_t)dc * a.w_stride_c);
 #pragma unroll
         for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + step)) {
             lo[r] = r * STEP < rows ? kp_conv_ld<T>(p) : T();
@@ -214,12 +233,11 @@ template <bool TR> struct kp_conv_pixel {
     template <int PER, typename T>
     KP_DEVICE void load_tap(const kp_conv_args &a, const T *src, const kp_conv_tap_step &st,
                             int32_t dc, T (&out)[PER]) const {
-        const int32_t dy = st.i * a.dil_h, dx = st.j * a.dil_w;
+        const int32_t dy = st.dy, dx = st.dx;
         const bool ok = (uint32_t)(y0 + dy) < (uint32_t)a.in_h && (uint32_t)(x0 + dx) < (uint32_t)a.in_w;
         const int64_t s1 = a.src_stride[1];
         // A byte pointer stepped by the channel stride (kp_conv_opaque).
-        const char *p = (const char *)(src + base + (int64_t)dy * a.src_stride[2] +
-                                       (int64_t)dx * a.src_stride[3] + (int64_t)(st.c0 + dc) * s1);
+        const char *p = (const char *)(src + base + st.src_off + (int64_t)dc * s1);
         const int64_t sb = s1 * (int64_t)sizeof(T);
 #pragma unroll
         for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + sb))
