@@ -174,6 +174,9 @@ kp_status kp_check_no_overlap_with(const char *fn, const kp_tensor *dst, const c
 /* Input `what` has exactly dst's shape (rank and sizes); the message shows both. */
 kp_status kp_check_shape_of(const char *fn, const kp_tensor *dst, const char *what,
                             const kp_tensor *t);
+/* Writes "[2, 8, 6, 6]" into buf (size bytes at most) and returns buf: the
+ * form every shape message uses. */
+const char *kp_format_shape(char *buf, size_t size, int rank, const int64_t *shape);
 /* Tensor `what` has exactly this rank and shape; the message shows both. */
 kp_status kp_check_shape_is(const char *fn, const char *what, const kp_tensor *t, int rank,
                             const int64_t *shape);

@@ -200,14 +200,20 @@ kp_status kp_check_no_overlap_with(const char *fn, const kp_tensor *dst, const c
                                 : "");
 }
 
-static void format_shape(const kp_layout *l, char *buf, size_t size)
+const char *kp_format_shape(char *buf, size_t size, int rank, const int64_t *shape)
 {
     size_t used = (size_t)snprintf(buf, size, "[");
-    for (int d = 0; d < l->rank && used < size; d++)
+    for (int d = 0; d < rank && used < size; d++)
         used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "",
-                                 (long long)l->shape[d]);
+                                 (long long)shape[d]);
     if (used < size)
         snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+static void format_shape(const kp_layout *l, char *buf, size_t size)
+{
+    kp_format_shape(buf, size, l->rank, l->shape);
 }
 
 kp_status kp_check_shape_is(const char *fn, const char *what, const kp_tensor *t, int rank,

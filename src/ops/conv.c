@@ -19,18 +19,6 @@ struct conv_problem {
     struct conv_dim d[2];         /* h, w (h is 1 for 1-d) */
 };
 
-/* "(2, 8, 6, 6)" */
-static const char *shape_text(char *buf, size_t size, int rank, const int64_t *shape)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < rank && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? ", " : "(", (long long)shape[i]);
-    if (len < size)
-        snprintf(buf + len, size - len, ")");
-    return buf;
-}
-
 static kp_status check_tensors(const char *fn, kp_stream *stream, const kp_tensor *dst,
                                const kp_tensor *src, const kp_tensor *weight, const kp_tensor *bias,
                                const kp_conv_params *params)
@@ -130,11 +118,11 @@ static kp_status check_shapes(const char *fn, bool transpose, const kp_tensor *d
     for (int i = 1; i < rank; i++)
         if (ss[i] < 1)
             return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: src is %s; every size but N must be >= 1",
-                           fn, shape_text(a, sizeof(a), rank, ss));
+                           fn, kp_format_shape(a, sizeof(a), rank, ss));
     for (int i = 0; i < rank; i++)
         if (ws[i] < 1)
             return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: weight is %s; every size must be >= 1",
-                           fn, shape_text(a, sizeof(a), rank, ws));
+                           fn, kp_format_shape(a, sizeof(a), rank, ws));
     if (p->groups < 1)
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: groups is %lld; it must be >= 1", fn,
                        (long long)p->groups);
@@ -151,7 +139,7 @@ static kp_status check_shapes(const char *fn, bool transpose, const kp_tensor *d
                        fn, (long long)p->c_out, (long long)p->groups);
     if (ws[0] != want[0] || ws[1] != want[1])
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: weight is %s but must be %s for %lld input channels in %lld groups",
-                       fn, shape_text(a, sizeof(a), rank, ws), shape_text(b, sizeof(b), rank, want),
+                       fn, kp_format_shape(a, sizeof(a), rank, ws), kp_format_shape(b, sizeof(b), rank, want),
                        (long long)p->c_in, (long long)p->groups);
     if (bias && bias->layout.shape[0] != p->c_out)
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: bias has %lld elements but there are %lld output channels",
@@ -174,12 +162,7 @@ static kp_status check_shapes(const char *fn, bool transpose, const kp_tensor *d
         return kp_fail(KP_ERR_UNSUPPORTED, "%s: weight rows of %lld elements (2^29 or more) are not supported",
                        fn, (long long)k_total);
     int64_t out_shape[4] = {p->n, p->c_out, p->d[2 - spatial].out, p->d[1].out};
-    const int64_t *ds = dst->layout.shape;
-    for (int i = 0; i < rank; i++)
-        if (ds[i] != out_shape[i])
-            return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: dst is %s but the output shape is %s", fn,
-                           shape_text(a, sizeof(a), rank, ds), shape_text(b, sizeof(b), rank, out_shape));
-    return KP_OK;
+    return kp_check_shape_is(fn, "dst", dst, rank, out_shape);
 }
 
 static kp_status check_overlaps(const char *fn, const kp_tensor *dst, const kp_tensor *src,

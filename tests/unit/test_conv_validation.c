@@ -89,7 +89,7 @@ START_TEST(test_rejects_bad_arguments)
     bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 4, 0, 8}, SRC_OFF);
     EXPECT(kp_conv(stream, &d, &bad, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "every size but N must be >= 1");
     bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 4, 0, 3}, W_OFF);
-    EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT, "weight is (6, 4, 0, 3)");
+    EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT, "weight is [6, 4, 0, 3]");
 
     /* parameters */
     p = p3;
@@ -119,7 +119,7 @@ START_TEST(test_rejects_bad_arguments)
     p = p3;
     bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 2, 3, 3}, W_OFF);
     EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT,
-           "weight is (6, 2, 3, 3) but must be (6, 4, 3, 3)");
+           "weight is [6, 2, 3, 3] but must be [6, 4, 3, 3]");
     bad = tensor(KP_DTYPE_F32, 1, (int64_t[]){5}, B_OFF);
     EXPECT(kp_conv(stream, &d, &s, &w, &bad, &p), KP_ERR_INVALID_ARGUMENT,
            "bias has 5 elements but there are 6 output channels");
@@ -134,7 +134,7 @@ START_TEST(test_rejects_bad_arguments)
     p = p3;
     bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 6, 7, 8}, DST_OFF);
     EXPECT(kp_conv(stream, &bad, &s, &w, &b, &p), KP_ERR_INVALID_ARGUMENT,
-           "kp_conv: dst is (2, 6, 7, 8) but the output shape is (2, 6, 8, 8)");
+           "kp_conv: dst has shape [2, 6, 7, 8] but must be [2, 6, 8, 8]");
 
     /* overlaps */
     bad = d;
@@ -170,12 +170,12 @@ START_TEST(test_transpose_rejects)
            "width output_padding -1");
     p.output_padding[1] = 1;
     EXPECT(kp_conv_transpose(stream, &d, &s, &w, NULL, &p), KP_ERR_INVALID_ARGUMENT,
-           "kp_conv_transpose: dst is (1, 3, 9, 9) but the output shape is (1, 3, 9, 10)");
+           "kp_conv_transpose: dst has shape [1, 3, 9, 9] but must be [1, 3, 9, 10]");
     /* groups 2: weight (4, 3, ...) gives C_out 6 and must be (C_in, C_out/groups) */
     p.output_padding[1] = 0;
     p.groups = 2;
     EXPECT(kp_conv_transpose(stream, &d, &s, &w, NULL, &p), KP_ERR_INVALID_ARGUMENT,
-           "dst is (1, 3, 9, 9) but the output shape is (1, 6, 9, 9)");
+           "dst has shape [1, 3, 9, 9] but must be [1, 6, 9, 9]");
     /* output size below 1: large padding */
     p.groups = 1;
     p.padding[0] = 7;
