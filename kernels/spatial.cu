@@ -31,22 +31,44 @@ template <> struct kp_divider<uint64_t> {
     KP_DEVICE uint64_t div(uint64_t n) const { return n / d; }
 };
 
+// n / d for n < 2^31 by the launcher's magic numbers for d (slot k).
+KP_DEVICE uint32_t kp_magic_div(const kp_spatial_args &a, int k, uint32_t n) {
+    return (__umulhi(n, a.div_mul[k]) + n) >> a.div_shift[k];
+}
+
 // 16 bytes of T, for the stores of one thread's run of outputs.
 template <typename T> struct alignas(16) kp_vec16 {
     T v[16 / sizeof(T)];
 };
 
+// 8 bytes of T, for the fast paths' loads of half a run of upsampling.
+template <typename T> struct alignas(8) kp_vec8 {
+    T v[8 / sizeof(T)];
+};
+
+// Walk orders: rows of x (NCHW memory), rows of c (channels-last memory),
+// or either, read from the arguments (the 64-bit bodies, for sizes past
+// 2^31, which need not be fast, share one).
+#define KP_WALK_NCH 0
+#define KP_WALK_NHW 1
+#define KP_WALK_ANY 2
+
 // Walks the output in runs of 16 bytes of consecutive elements of a row:
 // each thread decodes a run's position once, asks op.value() for each of
 // its elements and stores them, as one 16-byte store where dst is
 // contiguous along the row and aligned. Index type I: see kp_divider.
-template <typename I, bool NCH, typename T, typename Op>
+// Ops with a fast path for runs of NCHW rows (Op::fast) try it first:
+// op.run() fills the run's first `count` elements (at least) and returns
+// true where its preconditions hold (layout, alignment, window inside the
+// image), else the elements are computed one by one.
+template <typename I, int WALK, typename T, typename Op>
 KP_DEVICE void kp_spatial_runs(const kp_spatial_args &a, T *dst, const Op &op) {
     const int VEC = (int)(16 / sizeof(T));
+    const bool nch = WALK == KP_WALK_ANY ? a.order == KP_SPATIAL_ROWS_NCH : WALK == KP_WALK_NCH;
     const I runs_per_row = (I)((a.row_len + VEC - 1) / VEC);
     const I runs = (I)a.rows * runs_per_row;
     const kp_divider<I> by_run(a, 0, runs_per_row), by_d2(a, 1, a.d2), by_d1(a, 2, a.d1);
-    const int64_t step = NCH ? a.dst_stride[3] : a.dst_stride[1];
+    const int64_t step = nch ? a.dst_stride[3] : a.dst_stride[1];
     for (I run = (I)(blockIdx.x * (uint64_t)blockDim.x + threadIdx.x); run < runs;
          run += (I)(gridDim.x * (uint64_t)blockDim.x)) {
         const I row = by_run.div(run), r01 = by_d2.div(row), r0 = by_d1.div(r01);
@@ -54,26 +76,36 @@ KP_DEVICE void kp_spatial_runs(const kp_spatial_args &a, T *dst, const Op &op) {
         const int64_t r2 = (int64_t)(row - r01 * (I)a.d2), r1 = (int64_t)(r01 - r0 * (I)a.d1);
         kp_pos p;
         p.n = (int64_t)r0;
-        p.c = NCH ? r1 : first;
-        p.y = (int)(NCH ? r2 : r1);
-        p.x = (int)(NCH ? first : r2);
+        p.c = nch ? r1 : first;
+        p.y = (int)(nch ? r2 : r1);
+        p.x = (int)(nch ? first : r2);
         T *out = dst + kp_offset(a.dst_stride, p.n, p.c, p.y, p.x);
         const int count = a.row_len - first < VEC ? (int)(a.row_len - first) : VEC;
-        // Every element is computed (a short run repeats its last one), so
-        // the work that does not depend on the element is shared by all.
         kp_vec16<T> vals;
+        bool done = false;
+        if constexpr (WALK == KP_WALK_NCH && Op::fast)
+            done = op.run(p, count, vals);
+        if (!done) {
+            // Every element is computed (a short run repeats its last one), so
+            // the work that does not depend on the element is shared by all.
 #pragma unroll
-        for (int u = 0; u < VEC; u++) {
-            kp_pos q = p;
-            const int e = u < count ? u : count - 1;
-            if (NCH)
-                q.x += e;
-            else
-                q.c += e;
-            vals.v[u] = op.value(q);
+            for (int u = 0; u < VEC; u++) {
+                kp_pos q = p;
+                const int e = u < count ? u : count - 1;
+                if (nch)
+                    q.x += e;
+                else
+                    q.c += e;
+                vals.v[u] = op.value(q);
+            }
         }
         if (count == VEC && step == 1 && ((uintptr_t)out & 15) == 0) {
             *(kp_vec16<T> *)out = vals;
+        } else if (count == VEC && step == 1 && ((uintptr_t)out & 7) == 0) {
+            // Rows of a multiple of 8 bytes (every other one 16-byte aligned).
+            const kp_vec8<T> *half = (const kp_vec8<T> *)&vals;
+            ((kp_vec8<T> *)out)[0] = half[0];
+            ((kp_vec8<T> *)out)[1] = half[1];
         } else {
 #pragma unroll
             for (int u = 0; u < VEC; u++)
@@ -83,24 +115,21 @@ KP_DEVICE void kp_spatial_runs(const kp_spatial_args &a, T *dst, const Op &op) {
     }
 }
 
-// Runs op over every output element in the launcher's row order (a
-// template argument, so that what is constant along a row, such as the
-// channel in NCHW order, is computed once a run).
-template <typename I, typename T, typename Op>
-KP_DEVICE void kp_spatial_walk(const kp_spatial_args &a, T *dst, const Op &op) {
-    if (a.order == KP_SPATIAL_ROWS_NCH)
-        kp_spatial_runs<I, true>(a, dst, op);
-    else
-        kp_spatial_runs<I, false>(a, dst, op);
-}
-
-// 32-bit index and plane offsets where the launcher found them enough.
+// 32-bit index and plane offsets where the launcher found them enough: the
+// two walk orders compiled apart (what is constant along a row, such as
+// the channel in NCHW order, is computed once a run); else 64-bit ones
+// with the order read at run time.
 #define KP_SPATIAL_DISPATCH(OP, T, ...)                                                          \
     do {                                                                                         \
-        if (a.flags & KP_SPATIAL_SMALL)                                                          \
-            kp_spatial_walk<uint32_t>(a, dst, OP<T, int>{a, __VA_ARGS__});                       \
-        else                                                                                     \
-            kp_spatial_walk<uint64_t>(a, dst, OP<T, int64_t>{a, __VA_ARGS__});                   \
+        if (a.flags & KP_SPATIAL_SMALL) {                                                        \
+            const OP<T, int> op{a, __VA_ARGS__};                                                 \
+            if (a.order == KP_SPATIAL_ROWS_NCH)                                                  \
+                kp_spatial_runs<uint32_t, KP_WALK_NCH>(a, dst, op);                              \
+            else                                                                                 \
+                kp_spatial_runs<uint32_t, KP_WALK_NHW>(a, dst, op);                              \
+        } else {                                                                                 \
+            kp_spatial_runs<uint64_t, KP_WALK_ANY>(a, dst, OP<T, int64_t>{a, __VA_ARGS__});      \
+        }                                                                                        \
     } while (0)
 
 template <typename T> KP_DEVICE bool kp_is_nan(T v) { return v != v; }
@@ -118,14 +147,217 @@ template <> KP_DEVICE double kp_lowest<double>() { return -__longlong_as_double(
 template <> KP_DEVICE uint32_t kp_lowest<uint32_t>() { return 0; }
 template <> KP_DEVICE int64_t kp_lowest<int64_t>() { return (int64_t)(-0x7fffffffffffffffll - 1); }
 
+// ---- Fast paths for whole runs of NCHW rows (see kp_spatial_runs). They
+// load each source column a run needs once, with aligned vector loads, and
+// take the window or scale from the launcher's flags or a compile-time
+// shape instead of per-tap index arithmetic and bounds checks; every result
+// is the same as the per-element code's, bit for bit (sums in the same
+// order). They are compiled for the element types kp-bench and most models
+// use, the others keep the per-element code alone (a smaller module).
+template <typename T> struct kp_fast_float { static constexpr bool value = false; };
+template <> struct kp_fast_float<float> { static constexpr bool value = true; };
+template <> struct kp_fast_float<kp_f16> { static constexpr bool value = true; };
+template <> struct kp_fast_float<kp_bf16> { static constexpr bool value = true; };
+template <typename T> struct kp_fast_bits { static constexpr bool value = false; };
+template <> struct kp_fast_bits<uint16_t> { static constexpr bool value = true; };
+template <> struct kp_fast_bits<uint32_t> { static constexpr bool value = true; };
+
+template <typename T> KP_DEVICE uint32_t kp_bits32(T v) {
+    static_assert(sizeof(T) <= 4, "elements of up to 4 bytes");
+    uint32_t b = 0;
+    memcpy(&b, &v, sizeof(T));
+    return b;
+}
+
+// The 16 bytes of elements starting s (-1, 0 or 1) elements after the
+// aligned 16 bytes c, given the bits of the element before c (prev) and
+// of the one after it (next).
+template <typename T>
+KP_DEVICE kp_vec16<T> kp_shift_run(const kp_vec16<T> &c, uint32_t prev, uint32_t next, int s) {
+    static_assert(sizeof(T) <= 4, "elements of up to 4 bytes");
+    constexpr int B = 8 * (int)sizeof(T);
+    uint32_t w[4], o[4];
+    memcpy(w, &c, 16);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        uint32_t up, down;
+        if constexpr (B == 32) {
+            up = k < 3 ? w[k + 1] : next;
+            down = k > 0 ? w[k - 1] : prev;
+        } else {
+            up = (w[k] >> B) | ((k < 3 ? w[k + 1] : next) << (32 - B));
+            down = (w[k] << B) | (k > 0 ? w[k - 1] >> (32 - B) : prev);
+        }
+        o[k] = s > 0 ? up : s < 0 ? down : w[k];
+    }
+    kp_vec16<T> r;
+    memcpy(&r, o, 16);
+    return r;
+}
+
+// The reductions of the pools' fast path: pad is what a column outside the
+// image contributes, skip() what a window row outside it does.
+template <typename C> struct kp_max_red {
+    C pad;
+    KP_DEVICE void tap(C &acc, C v) const {
+        if (v > acc || kp_is_nan(v))
+            acc = v;
+    }
+    KP_DEVICE void skip(C &) const {}
+};
+template <typename C> struct kp_sum_red {
+    C pad;
+    KP_DEVICE void tap(C &acc, C v) const { acc += v; }
+    KP_DEVICE void skip(C &acc) const { acc += (C)0; }  // as the padding taps' zeros
+};
+
+// A run of VEC pooled NCHW outputs (x0 .. x0 + VEC - 1 of row y) for a
+// square window of K taps at stride S with padding P and no dilation: each
+// window row is loaded once for the run, its middle S * VEC columns (from
+// S * x0) as S aligned 16-byte loads and the P columns before and the
+// K - S - P after as elements, and every output's taps read from it in
+// PyTorch's order. Columns and rows outside the image contribute red.pad
+// and red.skip(); max pooling without indices takes -inf (the lowest
+// value) for them, which cannot change its result, avg pooling 0, which
+// its per-element code adds too. A run may be short (count < VEC) where
+// the row's end is a whole 16 bytes of middle columns away: the 16-byte
+// parts past the image's width are not loaded and read as pad, the
+// outputs past count not stored. Returns false, having done nothing,
+// unless the middle columns are aligned and each 16 bytes of them inside
+// the image or past its width.
+template <int K, int S, int P, typename T, typename C, typename Red, typename Fin>
+KP_DEVICE bool kp_pool_window(const kp_spatial_args &a, const T *src, const kp_pos &p,
+                              const Red &red, const Fin &fin, kp_vec16<T> &out) {
+    constexpr int VEC = (int)(16 / sizeof(T)), MID = S * VEC, N = (VEC - 1) * S + K;
+    constexpr int EXTRA = N - MID;
+    static_assert(EXTRA >= P, "the window's columns around the middle ones");
+    const int x0 = p.x, h = (int)a.h, w = (int)a.w, s2 = (int)a.src_stride[2];
+    const int left = w - S * x0;  // columns from the middle ones' start to the row's end
+    if (left < MID && left % VEC != 0)
+        return false;
+    const T *plane = src + p.n * a.src_stride[0] + p.c * a.src_stride[1] + S * x0;
+    if (((uintptr_t)plane & 15) != 0)
+        return false;
+    kp_vec16<T> mid[K][S];
+    T extra[K][EXTRA > 0 ? EXTRA : 1];
+    bool row_ok[K], col_ok[EXTRA > 0 ? EXTRA : 1];
+#pragma unroll
+    for (int e = 0; e < EXTRA; e++) {
+        const int col = S * x0 - P + (e < P ? e : MID + e);
+        col_ok[e] = col >= 0 && col < w;
+    }
+    // All loads first, so that they are in flight together.
+#pragma unroll
+    for (int i = 0; i < K; i++) {
+        const int iy = S * p.y - P + i;
+        row_ok[i] = (unsigned)iy < (unsigned)h;
+        const T *row = plane + (row_ok[i] ? iy * s2 : 0);
+        if (row_ok[i]) {
+#pragma unroll
+            for (int k = 0; k < S; k++)
+                if ((k + 1) * VEC <= left)
+                    mid[i][k] = ((const kp_vec16<T> *)row)[k];
+#pragma unroll
+            for (int e = 0; e < EXTRA; e++)
+                if (col_ok[e])
+                    extra[i][e] = row[(e < P ? e : MID + e) - P];
+        }
+    }
+    C acc[VEC];
+#pragma unroll
+    for (int u = 0; u < VEC; u++)
+        acc[u] = fin.init();
+    bool inside = left >= MID;
+#pragma unroll
+    for (int e = 0; e < EXTRA; e++)
+        inside = inside && col_ok[e];
+#pragma unroll
+    for (int i = 0; i < K; i++) {
+        inside = inside && row_ok[i];
+        if (!row_ok[i]) {
+#pragma unroll
+            for (int u = 0; u < VEC; u++)
+                red.skip(acc[u]);
+            continue;
+        }
+        C e_[N];  // e_[t]: column S * x0 - P + t
+#pragma unroll
+        for (int k = 0; k < S; k++)
+#pragma unroll
+            for (int u = 0; u < VEC; u++)
+                e_[P + k * VEC + u] = (k + 1) * VEC <= left ? kp_load(mid[i][k].v[u]) : red.pad;
+#pragma unroll
+        for (int e = 0; e < EXTRA; e++)
+            e_[e < P ? e : MID + e] = col_ok[e] ? kp_load(extra[i][e]) : red.pad;
+#pragma unroll
+        for (int u = 0; u < VEC; u++)
+#pragma unroll
+            for (int j = 0; j < K; j++)
+                red.tap(acc[u], e_[S * u + j]);
+    }
+    if (inside) {
+#pragma unroll
+        for (int u = 0; u < VEC; u++)
+            out.v[u] = kp_store<T>(fin.template inside<K * K>(acc[u]));
+    } else {
+#pragma unroll
+        for (int u = 0; u < VEC; u++)
+            out.v[u] = kp_store<T>(fin.edge(acc[u], S * p.y - P, S * (x0 + u) - P));
+    }
+    return true;
+}
+
+// The windows the launcher found to have a fast path (flags).
+template <typename T, typename C, typename Red, typename Fin>
+KP_DEVICE bool kp_pool_run(const kp_spatial_args &a, const T *src, const kp_pos &p, const Red &red,
+                           const Fin &fin, kp_vec16<T> &out) {
+    // (Any count: see kp_pool_window.)
+    if (!(a.flags & KP_SPATIAL_ROWS16))
+        return false;
+    if (a.flags & KP_SPATIAL_FAST_K2S2)
+        return kp_pool_window<2, 2, 0, T, C>(a, src, p, red, fin, out);
+    if (a.flags & KP_SPATIAL_FAST_K3S2P1)
+        return kp_pool_window<3, 2, 1, T, C>(a, src, p, red, fin, out);
+    return false;
+}
+
 // Ops are templated on O, the type of offsets inside one image plane (int
 // where the launcher found every plane small enough, else int64_t): the
 // plane's base is computed in 64 bits once, the taps in O.
 
 // ---- im2col: dst (N, C*kH*kW, H_out, W_out) from src (N, C, H, W); bits copied.
 template <typename T, typename O> struct kp_im2col_op {
+    static constexpr bool fast = sizeof(O) == 4 && kp_fast_bits<T>::value;
     const kp_spatial_args &a;
     const T *src;
+    // A run of one column row: the image row's VEC columns from x0, moved
+    // by the tap's offset s = j - padding (-1, 0 or 1, as the launcher's
+    // KP_SPATIAL_FAST_SHIFT says) with the column before or after them.
+    KP_DEVICE bool run(const kp_pos &p, int count, kp_vec16<T> &out) const {
+        constexpr int VEC = (int)(16 / sizeof(T));
+        const int need = KP_SPATIAL_FAST_SHIFT | KP_SPATIAL_ROWS16;
+        const int x0 = p.x, w = (int)a.w;
+        if ((a.flags & need) != need || count < VEC || x0 + VEC > w)
+            return false;
+        const int kh = (int)a.kernel[0], kw = (int)a.kernel[1];
+        const int ck = (int)p.c, c = (int)kp_magic_div(a, 5, (uint32_t)ck);
+        const int tap = ck - c * (kh * kw), i = (int)kp_magic_div(a, 6, (uint32_t)tap), j = tap - i * kw;
+        const int iy = p.y * (int)a.stride[0] - (int)a.padding[0] + i * (int)a.dilation[0];
+        if ((unsigned)iy >= (unsigned)a.h) {
+            const kp_vec16<T> zero = {};
+            out = zero;
+            return true;
+        }
+        const T *row = src + p.n * a.src_stride[0] + (int64_t)c * a.src_stride[1] + iy * (int)a.src_stride[2] + x0;
+        if (((uintptr_t)row & 15) != 0)
+            return false;
+        const int s = j - (int)a.padding[1];
+        const kp_vec16<T> mid = *(const kp_vec16<T> *)row;
+        const uint32_t prev = s < 0 && x0 > 0 ? kp_bits32(row[-1]) : 0;
+        const uint32_t next = s > 0 && x0 + VEC < w ? kp_bits32(row[VEC]) : 0;
+        out = kp_shift_run(mid, prev, next, s);
+        return true;
+    }
     KP_DEVICE T value(const kp_pos &p) const {
         const int kh = (int)a.kernel[0], kw = (int)a.kernel[1];
         const O ck = (O)p.c, c = ck / (O)(kh * kw);
@@ -174,8 +406,57 @@ template <typename O> KP_DEVICE bool kp_tap_source(const kp_spatial_args &a, int
 // H_out, W_out) that im2col would have filled from each position. Taps
 // with no column load the channel's first one and add nothing.
 template <typename T, typename O> struct kp_col2im_op {
+    static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
+    // A run of an image row: per tap, the column row's VEC columns from x0
+    // moved by s = padding - j (-1, 0 or 1, KP_SPATIAL_FAST_SHIFT), the
+    // column before or after them read as 0 outside the columns.
+    KP_DEVICE bool run(const kp_pos &p, int count, kp_vec16<T> &out) const {
+        typedef typename kp_sum_type<T>::type S;
+        constexpr int VEC = (int)(16 / sizeof(T));
+        const int need = KP_SPATIAL_FAST_SHIFT | KP_SPATIAL_ROWS16;
+        const int x0 = p.x, wo = (int)a.w_out;
+        if ((a.flags & need) != need || count < VEC || x0 + VEC > wo)
+            return false;
+        const int kh = (int)a.kernel[0], kw = (int)a.kernel[1], pad = (int)a.padding[1];
+        const int s1 = (int)a.src_stride[1], s2 = (int)a.src_stride[2];
+        const T *rows = src + p.n * a.src_stride[0] + p.c * (kh * kw) * a.src_stride[1] + x0;
+        if (((uintptr_t)rows & 15) != 0)
+            return false;
+        S acc[VEC];
+#pragma unroll
+        for (int u = 0; u < VEC; u++)
+            acc[u] = 0;
+        for (int i = 0; i < kh; i++) {
+            int oy;
+            if (!kp_tap_source<O>(a, 0, p.y, i, (int)a.h_out, &oy)) {
+#pragma unroll
+                for (int u = 0; u < VEC; u++)
+                    acc[u] += (S)0;  // as the row's taps without a column
+                continue;
+            }
+            const T *row = rows + (i * kw) * s1 + oy * s2;
+#pragma unroll
+            for (int j = 0; j < 3; j++) {
+                if (j < kw) {
+                    const T *r = row + j * s1;
+                    const int s = pad - j;
+                    const kp_vec16<T> mid = *(const kp_vec16<T> *)r;
+                    const uint32_t prev = s < 0 && x0 > 0 ? kp_bits32(r[-1]) : 0;
+                    const uint32_t next = s > 0 && x0 + VEC < wo ? kp_bits32(r[VEC]) : 0;
+                    const kp_vec16<T> v = kp_shift_run(mid, prev, next, s);
+#pragma unroll
+                    for (int u = 0; u < VEC; u++)
+                        acc[u] += (S)kp_load(v.v[u]);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < VEC; u++)
+            out.v[u] = kp_store<T>((typename kp_compute<T>::type)acc[u]);
+        return true;
+    }
     KP_DEVICE T value(const kp_pos &p) const {
         typedef typename kp_sum_type<T>::type S;
         const int kh = (int)a.kernel[0], kw = (int)a.kernel[1];
@@ -203,10 +484,22 @@ KP_DEVICE int kp_first_tap(int start, int d) { return start >= 0 ? 0 : (-start +
 // ---- max_pool2d: PyTorch's rule, val > max || isnan(val), so the first of
 // equal maxima and the last NaN win; indices (u32, when IDX) are y * W + x.
 // Taps outside the image load the plane's first element and are ignored.
+template <typename C> struct kp_max_finish {
+    KP_DEVICE C init() const { return kp_lowest<C>(); }
+    template <int TAPS> KP_DEVICE C inside(C best) const { return best; }
+    KP_DEVICE C edge(C best, int, int) const { return best; }
+};
+
 template <typename T, typename O, bool IDX> struct kp_max_pool_op {
+    static constexpr bool fast = !IDX && sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
     uint32_t *idx;
+    KP_DEVICE bool run(const kp_pos &p, int, kp_vec16<T> &out) const {
+        typedef typename kp_compute<T>::type C;
+        const kp_max_red<C> red{kp_lowest<C>()};
+        return kp_pool_run<T, C>(a, src, p, red, kp_max_finish<C>(), out);
+    }
     KP_DEVICE T value(const kp_pos &p) const {
         typedef typename kp_compute<T>::type C;
         const int dh = (int)a.dilation[0], dw = (int)a.dilation[1], kw = (int)a.kernel[1];
@@ -245,18 +538,39 @@ template <typename T, typename O, bool IDX> struct kp_max_pool_op {
 };
 
 // ---- avg_pool2d: PyTorch's window clipping and divisor.
+// The average of the window starting at (hs, ws) whose taps sum to sum.
+template <typename C> struct kp_avg_finish {
+    const kp_spatial_args &a;
+    KP_DEVICE C init() const { return (C)0; }
+    // A window inside the image: both divisors are its taps.
+    template <int TAPS> KP_DEVICE C inside(C sum) const { return sum / (C)TAPS; }
+    KP_DEVICE C edge(C sum, int hs, int ws) const {
+        const int h = (int)a.h, w = (int)a.w;
+        const int he = min(hs + (int)a.kernel[0], h + (int)a.padding[0]);
+        const int we = min(ws + (int)a.kernel[1], w + (int)a.padding[1]);
+        const int padded = (he - hs) * (we - ws);
+        const int in_image = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0));
+        // A window entirely in the padding averages nothing: 0.
+        const bool empty = max(hs, 0) >= min(he, h) || max(ws, 0) >= min(we, w);
+        const int count = (a.flags & KP_SPATIAL_COUNT_PAD) ? padded : in_image;
+        return empty ? (C)0 : sum / (C)count;
+    }
+};
+
 template <typename T, typename O> struct kp_avg_pool_op {
+    static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
+    KP_DEVICE bool run(const kp_pos &p, int, kp_vec16<T> &out) const {
+        typedef typename kp_compute<T>::type C;
+        const kp_sum_red<C> red{(C)0};
+        return kp_pool_run<T, C>(a, src, p, red, kp_avg_finish<C>{a}, out);
+    }
     KP_DEVICE T value(const kp_pos &p) const {
         typedef typename kp_compute<T>::type C;
         const int h = (int)a.h, w = (int)a.w, kw = (int)a.kernel[1];
         const int hs = p.y * (int)a.stride[0] - (int)a.padding[0];
         const int ws = p.x * (int)a.stride[1] - (int)a.padding[1];
-        const int he = min(hs + (int)a.kernel[0], h + (int)a.padding[0]);
-        const int we = min(ws + kw, w + (int)a.padding[1]);
-        const int padded = (he - hs) * (we - ws);
-        const int inside = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0));
         const T *plane = src + p.n * a.src_stride[0] + p.c * a.src_stride[1];
         C sum = 0;
         for (int i = 0; i < (int)a.kernel[0]; i++) {
@@ -270,10 +584,7 @@ template <typename T, typename O> struct kp_avg_pool_op {
                 sum += valid ? v : (C)0;
             });
         }
-        // A window entirely in the padding averages nothing: 0.
-        const bool empty = max(hs, 0) >= min(he, h) || max(ws, 0) >= min(we, w);
-        const int count = (a.flags & KP_SPATIAL_COUNT_PAD) ? padded : inside;
-        return kp_store<T>(empty ? (C)0 : sum / (C)count);
+        return kp_store<T>(kp_avg_finish<C>{a}.edge(sum, hs, ws));
     }
 };
 
@@ -286,8 +597,41 @@ template <typename S> KP_DEVICE S kp_resize_scale(double scale, int64_t in, int6
 // ---- nearest: src index min(floor(dst * scale), in - 1) in f32, as
 // PyTorch's GPU kernels compute it; bits copied.
 template <typename T, typename O> struct kp_nearest_op {
+    static constexpr bool fast = sizeof(O) == 4 && kp_fast_bits<T>::value;
     const kp_spatial_args &a;
     const T *src;
+    // Scale 1/2 (each source column twice: VEC / 2 of them from x0 / 2, one
+    // 8-byte load) and 1 (a copy of VEC columns). floorf(x * scale) is
+    // x / 2 and x for these x (below 2^24), and no index reaches W - 1's
+    // clamp unless the loaded columns end there.
+    KP_DEVICE bool run(const kp_pos &p, int count, kp_vec16<T> &out) const {
+        constexpr int VEC = (int)(16 / sizeof(T));
+        const int x0 = p.x, w = (int)a.w;
+        if (!(a.flags & KP_SPATIAL_ROWS16) || count < VEC || a.w_out > (1 << 24))
+            return false;
+        const float sh = kp_resize_scale<float>(a.scale[0], a.h, a.h_out);
+        const float sw = kp_resize_scale<float>(a.scale[1], a.w, a.w_out);
+        const int iy = min((int)floorf((float)p.y * sh), (int)a.h - 1);
+        const T *row = src + p.n * a.src_stride[0] + p.c * a.src_stride[1] + iy * (int)a.src_stride[2];
+        if (sw == 0.5f) {
+            row += x0 / 2;
+            if (x0 / 2 + VEC / 2 > w || ((uintptr_t)row & 7) != 0)
+                return false;
+            const kp_vec8<T> half = *(const kp_vec8<T> *)row;
+#pragma unroll
+            for (int u = 0; u < VEC; u++)
+                out.v[u] = half.v[u / 2];
+            return true;
+        }
+        if (sw == 1.0f) {
+            row += x0;
+            if (x0 + VEC > w || ((uintptr_t)row & 15) != 0)
+                return false;
+            out = *(const kp_vec16<T> *)row;
+            return true;
+        }
+        return false;
+    }
     KP_DEVICE T value(const kp_pos &p) const {
         const float sh = kp_resize_scale<float>(a.scale[0], a.h, a.h_out);
         const float sw = kp_resize_scale<float>(a.scale[1], a.w, a.w_out);
@@ -321,9 +665,68 @@ KP_DEVICE kp_lerp_tap<C> kp_bilinear_tap(int dst, int64_t in, int64_t out, doubl
 
 // ---- bilinear (PyTorch's upsample_bilinear2d, its weights and order of
 // operations). Equal sizes, which PyTorch copies, go to the nearest kernel.
+// The bilinear sum in PyTorch's order of operations.
+template <typename C> KP_DEVICE C kp_lerp2(C h0w, C h1w, C w0w, C w1w, C v00, C v01, C v10, C v11) {
+    return h0w * (w0w * v00 + w1w * v01) + h1w * (w0w * v10 + w1w * v11);
+}
+
 template <typename T, typename O> struct kp_bilinear_op {
+    static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
+    // Scale 1/2 along x without align_corners: output x = x0 + u > 0 reads
+    // source columns i0 = (x - 1) / 2 and i0 + 1 (x / 2 - 0.25 exactly in
+    // f32, for x below 2^22), so the run reads columns x0 / 2 - 1 ..
+    // x0 / 2 + VEC / 2 of two rows, the middle VEC / 2 as one 8-byte load.
+    // x = 0 reads columns 0 and 1 (weight 0): at the row's start the
+    // column before is not loaded and output 0 reads one column later.
+    // Past the last column i0 + 1 is i0 (PyTorch's step 0): the column
+    // after the loaded ones then repeats the last. The weights are
+    // computed as the per-element code does.
+    KP_DEVICE bool run(const kp_pos &p, int count, kp_vec16<T> &out) const {
+        typedef typename kp_compute<T>::type C;
+        constexpr int VEC = (int)(16 / sizeof(T)), HALF = VEC / 2;
+        const int x0 = p.x, w = (int)a.w, b = x0 / 2;
+        if (!(a.flags & KP_SPATIAL_ROWS16) || (a.flags & KP_SPATIAL_ALIGN_CORNERS) || count < VEC ||
+            a.w_out > (1 << 22) || b + HALF > w || kp_resize_scale<C>(a.scale[1], a.w, a.w_out) != (C)0.5)
+            return false;
+        const kp_lerp_tap<C> ty = kp_bilinear_tap<C>(p.y, a.h, a.h_out, a.scale[0], false);
+        const T *plane = src + p.n * a.src_stride[0] + p.c * a.src_stride[1] + b;
+        const T *r0 = plane + ty.i0 * (int)a.src_stride[2];
+        const T *r1 = plane + (ty.i0 + ty.step) * (int)a.src_stride[2];
+        if ((((uintptr_t)r0 | (uintptr_t)r1) & 7) != 0)
+            return false;
+        const bool last = b + HALF == w;
+        const kp_vec8<T> m0 = *(const kp_vec8<T> *)r0, m1 = *(const kp_vec8<T> *)r1;
+        const int before = x0 == 0 ? 0 : -1;
+        const T l0 = r0[before], l1 = r1[before];
+        const T n0 = last ? m0.v[HALF - 1] : r0[HALF], n1 = last ? m1.v[HALF - 1] : r1[HALF];
+        C e0[HALF + 2], e1[HALF + 2];  // columns b - 1 .. b + HALF
+        e0[0] = kp_load(l0);
+        e1[0] = kp_load(l1);
+#pragma unroll
+        for (int k = 0; k < HALF; k++) {
+            e0[k + 1] = kp_load(m0.v[k]);
+            e1[k + 1] = kp_load(m1.v[k]);
+        }
+        e0[HALF + 1] = kp_load(n0);
+        e1[HALF + 1] = kp_load(n1);
+        const C h0w = (C)1 - ty.w1;
+#pragma unroll
+        for (int u = 0; u < VEC; u++) {
+            const kp_lerp_tap<C> tx = kp_bilinear_tap<C>(x0 + u, a.w, a.w_out, a.scale[1], false);
+            const int k = (u + 1) / 2;  // i0 - (b - 1)
+            C v00 = e0[k], v01 = e0[k + 1], v10 = e1[k], v11 = e1[k + 1];
+            if (u == 0 && x0 == 0) {
+                v00 = e0[1];
+                v01 = e0[2];
+                v10 = e1[1];
+                v11 = e1[2];
+            }
+            out.v[u] = kp_store<T>(kp_lerp2(h0w, ty.w1, (C)1 - tx.w1, tx.w1, v00, v01, v10, v11));
+        }
+        return true;
+    }
     KP_DEVICE T value(const kp_pos &p) const {
         typedef typename kp_compute<T>::type C;
         const T *plane = src + p.n * a.src_stride[0] + p.c * a.src_stride[1];
@@ -332,9 +735,8 @@ template <typename T, typename O> struct kp_bilinear_op {
         const kp_lerp_tap<C> tx = kp_bilinear_tap<C>(p.x, a.w, a.w_out, a.scale[1], align);
         const O y0 = (O)ty.i0 * (O)a.src_stride[2], y1 = (O)(ty.i0 + ty.step) * (O)a.src_stride[2];
         const O x0 = (O)tx.i0 * (O)a.src_stride[3], x1 = (O)(tx.i0 + tx.step) * (O)a.src_stride[3];
-        const C h0w = (C)1 - ty.w1, w0w = (C)1 - tx.w1;
-        const C v = h0w * (w0w * kp_load(plane[y0 + x0]) + tx.w1 * kp_load(plane[y0 + x1])) +
-                    ty.w1 * (w0w * kp_load(plane[y1 + x0]) + tx.w1 * kp_load(plane[y1 + x1]));
+        const C v = kp_lerp2((C)1 - ty.w1, ty.w1, (C)1 - tx.w1, tx.w1, kp_load(plane[y0 + x0]),
+                             kp_load(plane[y0 + x1]), kp_load(plane[y1 + x0]), kp_load(plane[y1 + x1]));
         return kp_store<T>(v);
     }
 };

@@ -23,6 +23,15 @@
 #define KP_SPATIAL_SMALL 4          /* fewer than 2^31 runs and walk channels, and every
                                        operand's offsets inside one (n, c) plane (taps
                                        included) below 2^31: 32-bit index arithmetic */
+/* Fast paths for whole runs of NCHW rows (kernels/spatial.cu); the kernels
+ * still check each run's alignment and extent: */
+#define KP_SPATIAL_ROWS16 8         /* src rows contiguous along x and 16 bytes apart
+                                       (src strides of H, and col2im's of C*kH*kW,
+                                       multiples of 16 bytes) */
+#define KP_SPATIAL_FAST_K2S2 16     /* pools: 2x2 window, stride 2, no padding or dilation */
+#define KP_SPATIAL_FAST_K3S2P1 32   /* pools: 3x3 window, stride 2, padding 1, no dilation */
+#define KP_SPATIAL_FAST_SHIFT 64    /* im2col/col2im: along x, stride and dilation 1 and
+                                       every tap's offset j - padding in -1..1 */
 
 struct kp_spatial_args {
     int64_t rows, row_len;
@@ -40,9 +49,10 @@ struct kp_spatial_args {
     int64_t idx_stride[4];
     double scale[2];          /* upsampling: source coordinate per output step (h, w) */
     /* With KP_SPATIAL_SMALL: dividing an index n < 2^31 by the runs per row,
-     * d2, d1 and the two window strides, as kp_spatial_div_magic() sets up. */
-    uint32_t div_mul[5];
-    uint32_t div_shift[5];
+     * d2, d1, the two window strides, the window's taps (kH*kW) and its
+     * width, as kp_spatial_div_magic() sets up. */
+    uint32_t div_mul[7];
+    uint32_t div_shift[7];
 };
 
 /* n / d for n < 2^31 as (umulhi(n, mul) + n) >> shift (Granlund and

@@ -155,6 +155,31 @@ static bool fits_32_bits(const struct kp_spatial_args *a, enum kp_family_id fami
     return runs < ((uint64_t)1 << 31) && channels < ((int64_t)1 << 31) && span < ((int64_t)1 << 31);
 }
 
+/* The fast paths of whole runs of NCHW rows a problem may take (the
+ * KP_SPATIAL_ROWS16 and KP_SPATIAL_FAST_* flags); `vec` elements make 16
+ * bytes. */
+static int32_t fast_flags(const struct kp_spatial_args *a, enum kp_family_id family, int64_t vec)
+{
+    const int64_t *s = a->src_stride;
+    if (a->order != KP_SPATIAL_ROWS_NCH || s[3] != 1 || s[2] % vec != 0 ||
+        (family == KP_KF_COL2IM && s[1] % vec != 0))
+        return 0;
+    int32_t flags = KP_SPATIAL_ROWS16;
+    const bool square = a->kernel[0] == a->kernel[1] && a->stride[0] == a->stride[1] &&
+                        a->padding[0] == a->padding[1] && a->dilation[0] == 1 &&
+                        a->dilation[1] == 1;
+    if ((family == KP_KF_MAX_POOL2D || family == KP_KF_AVG_POOL2D) && square) {
+        if (a->kernel[0] == 2 && a->stride[0] == 2 && a->padding[0] == 0)
+            flags |= KP_SPATIAL_FAST_K2S2;
+        if (a->kernel[0] == 3 && a->stride[0] == 2 && a->padding[0] == 1)
+            flags |= KP_SPATIAL_FAST_K3S2P1;
+    }
+    if ((family == KP_KF_IM2COL || family == KP_KF_COL2IM) && a->stride[1] == 1 &&
+        a->dilation[1] == 1 && a->padding[1] <= 1 && a->kernel[1] - 1 - a->padding[1] <= 1)
+        flags |= KP_SPATIAL_FAST_SHIFT;
+    return flags;
+}
+
 /* One thread step per run of 16 bytes of a row's outputs (kernels/spatial.cu). */
 static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                         struct kp_spatial_args *a, void **args)
@@ -162,10 +187,14 @@ static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dt
     const int64_t vec = 16 / (int64_t)kp_dtype_size(dtype);
     const uint64_t runs = (uint64_t)a->rows * (uint64_t)((a->row_len + vec - 1) / vec);
     if (fits_32_bits(a, family, runs)) {
-        const int64_t divisors[5] = {(a->row_len + vec - 1) / vec, a->d2, a->d1,
-                                     a->stride[0] ? a->stride[0] : 1, a->stride[1] ? a->stride[1] : 1};
+        a->flags |= fast_flags(a, family, vec);
+        /* Upsampling has no window: its zeros divide by 1. */
+        const int64_t taps = a->kernel[0] * a->kernel[1];
+        const int64_t divisors[7] = {(a->row_len + vec - 1) / vec, a->d2, a->d1,
+                                     a->stride[0] ? a->stride[0] : 1, a->stride[1] ? a->stride[1] : 1,
+                                     taps > 0 ? taps : 1, a->kernel[1] ? a->kernel[1] : 1};
         a->flags |= KP_SPATIAL_SMALL;
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 7; k++)
             kp_spatial_div_magic((uint32_t)divisors[k], &a->div_mul[k], &a->div_shift[k]);
     }
     struct kp_launch_dims dims = kp_launch_1d(stream->device, runs, KP_SPATIAL_BLOCK);
@@ -203,6 +232,31 @@ static kp_status check_outputs(const char *fn, const kp_tensor *dst, const kp_te
     if (st == KP_OK)
         st = kp_check_disjoint(fn, "dst", dst, "src", src);
     return st;
+}
+
+/* What every entry point ends with once its checks passed and *a holds the
+ * problem: dst writes each element once and shares no byte with src; the
+ * operands' strides; the walk over (N, C, H, W) = walk[] (rows of channels
+ * when channels_last); the launch. indices: max_pool2d's or NULL (a
+ * trailing argument the other kernels do not read). */
+static kp_status launch_op(const char *fn, kp_stream *stream, enum kp_family_id family,
+                           kp_dtype dtype, struct kp_spatial_args *a, const kp_tensor *dst,
+                           const int64_t dst_stride[4], const kp_tensor *src,
+                           const int64_t src_stride[4], const kp_tensor *indices,
+                           bool channels_last, const int64_t walk[4])
+{
+    kp_status st = check_outputs(fn, dst, src);
+    if (st != KP_OK)
+        return st;
+    copy_strides(a->src_stride, src_stride);
+    copy_strides(a->dst_stride, dst_stride);
+    if (indices)
+        copy_strides(a->idx_stride, indices->layout.strides);
+    set_walk(a, channels_last, walk[0], walk[1], walk[2], walk[3]);
+    void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
+    void *ix = indices ? kp_tensor_base(indices) : NULL;
+    void *args[] = {a, &s, &y, &ix};
+    return launch(stream, family, dtype, a, args);
 }
 
 /* ---- im2col / col2im */
@@ -273,18 +327,14 @@ kp_status kp_im2col(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
         st = unfold_problem(fn, src, "src", dst, "dst", window, &a, &rows);
     if (st != KP_OK || a.n == 0)
         return st;
-    st = check_outputs(fn, dst, src);
-    if (st != KP_OK)
-        return st;
 
     const struct image im = image_of(src);
-    copy_strides(a.src_stride, im.stride);
-    column_strides(dst, a.w_out, a.dst_stride);
+    int64_t cols[4];
+    column_strides(dst, a.w_out, cols);
     /* Rows of taps when the columns are the GEMM-friendly (N, L, C*kH*kW) memory. */
-    set_walk(&a, dst->layout.strides[1] == 1 && rows > 1, a.n, rows, a.h_out, a.w_out);
-    void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
-    void *args[] = {&a, &s, &y};
-    return launch(stream, KP_KF_IM2COL, src->dtype, &a, args);
+    const int64_t walk[4] = {a.n, rows, a.h_out, a.w_out};
+    return launch_op(fn, stream, KP_KF_IM2COL, src->dtype, &a, dst, cols, src, im.stride, NULL,
+                     dst->layout.strides[1] == 1 && rows > 1, walk);
 }
 
 kp_status kp_col2im(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,
@@ -304,17 +354,13 @@ kp_status kp_col2im(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
         st = unfold_problem(fn, dst, "dst", src, "src", window, &a, &rows);
     if (st != KP_OK || a.n == 0)
         return st;
-    st = check_outputs(fn, dst, src);
-    if (st != KP_OK)
-        return st;
 
     const struct image im = image_of(dst);
-    column_strides(src, a.w_out, a.src_stride);
-    copy_strides(a.dst_stride, im.stride);
-    set_walk(&a, im.stride[1] == 1 && im.c > 1, im.n, im.c, im.h, im.w);
-    void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
-    void *args[] = {&a, &s, &y};
-    return launch(stream, KP_KF_COL2IM, dst->dtype, &a, args);
+    int64_t cols[4];
+    column_strides(src, a.w_out, cols);
+    const int64_t walk[4] = {im.n, im.c, im.h, im.w};
+    return launch_op(fn, stream, KP_KF_COL2IM, dst->dtype, &a, dst, im.stride, src, cols, NULL,
+                     im.stride[1] == 1 && im.c > 1, walk);
 }
 
 /* ---- pooling and upsampling: (N, C, H, W) -> (N, C, H_out, W_out) */
@@ -388,22 +434,13 @@ kp_status kp_max_pool2d(kp_stream *stream, const kp_tensor *dst, const kp_tensor
         st = check_indices(fn, stream, indices, dst, src, &im);
     if (st != KP_OK || im.n == 0)
         return st;
-    st = check_outputs(fn, dst, src);
-    if (st != KP_OK)
-        return st;
 
     struct kp_spatial_args a = {.n = im.n, .c = im.c, .h = im.h, .w = im.w,
                                 .h_out = h_out, .w_out = w_out};
     set_window(&a, window);
-    copy_strides(a.src_stride, im.stride);
-    copy_strides(a.dst_stride, dst->layout.strides);
-    if (indices)
-        copy_strides(a.idx_stride, indices->layout.strides);
-    set_walk(&a, all_channels_last(&im, dst, indices), im.n, im.c, h_out, w_out);
-    void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
-    void *ix = indices ? kp_tensor_base(indices) : NULL;
-    void *args[] = {&a, &s, &y, &ix};
-    return launch(stream, KP_KF_MAX_POOL2D, src->dtype, &a, args);
+    const int64_t walk[4] = {im.n, im.c, h_out, w_out};
+    return launch_op(fn, stream, KP_KF_MAX_POOL2D, src->dtype, &a, dst, dst->layout.strides, src,
+                     im.stride, indices, all_channels_last(&im, dst, indices), walk);
 }
 
 kp_status kp_avg_pool2d(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,
@@ -422,20 +459,14 @@ kp_status kp_avg_pool2d(kp_stream *stream, const kp_tensor *dst, const kp_tensor
     st = pool_shape(fn, dst, &im, window, ceil_mode, &h_out, &w_out);
     if (st != KP_OK || im.n == 0)
         return st;
-    st = check_outputs(fn, dst, src);
-    if (st != KP_OK)
-        return st;
 
     struct kp_spatial_args a = {.n = im.n, .c = im.c, .h = im.h, .w = im.w,
                                 .h_out = h_out, .w_out = w_out,
                                 .flags = count_include_pad ? KP_SPATIAL_COUNT_PAD : 0};
     set_window(&a, window);
-    copy_strides(a.src_stride, im.stride);
-    copy_strides(a.dst_stride, dst->layout.strides);
-    set_walk(&a, all_channels_last(&im, dst, NULL), im.n, im.c, h_out, w_out);
-    void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
-    void *args[] = {&a, &s, &y};
-    return launch(stream, KP_KF_AVG_POOL2D, src->dtype, &a, args);
+    const int64_t walk[4] = {im.n, im.c, h_out, w_out};
+    return launch_op(fn, stream, KP_KF_AVG_POOL2D, src->dtype, &a, dst, dst->layout.strides, src,
+                     im.stride, NULL, all_channels_last(&im, dst, NULL), walk);
 }
 
 /* Upsampling: dst's sizes are the output's; src and dst share N and C. */
@@ -458,9 +489,6 @@ static kp_status upsample(const char *fn, kp_stream *stream, const kp_tensor *ds
                          fn, d, scales[d]);
     if (st != KP_OK || im.n == 0)
         return st;
-    st = check_outputs(fn, dst, src);
-    if (st != KP_OK)
-        return st;
 
     struct kp_spatial_args a = {.n = im.n, .c = im.c, .h = im.h, .w = im.w,
                                 .h_out = out.h, .w_out = out.w, .flags = flags};
@@ -471,12 +499,9 @@ static kp_status upsample(const char *fn, kp_stream *stream, const kp_tensor *ds
     /* The kernels use 1 / scale_factor as given, else in / out. */
     for (int d = 0; scales && !copy && d < 2; d++)
         a.scale[d] = 1.0 / scales[d];
-    copy_strides(a.src_stride, im.stride);
-    copy_strides(a.dst_stride, out.stride);
-    set_walk(&a, all_channels_last(&im, dst, NULL), im.n, im.c, out.h, out.w);
-    void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
-    void *args[] = {&a, &s, &y};
-    return launch(stream, family, src->dtype, &a, args);
+    const int64_t walk[4] = {im.n, im.c, out.h, out.w};
+    return launch_op(fn, stream, family, src->dtype, &a, dst, out.stride, src, im.stride, NULL,
+                     all_channels_last(&im, dst, NULL), walk);
 }
 
 kp_status kp_upsample_nearest2d(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,

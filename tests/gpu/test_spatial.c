@@ -23,8 +23,12 @@ static const kp_dtype all_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, 
 static const kp_dtype float_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-enum layout_kind { NCHW, CHANNELS_LAST, STRIDED, COLS_PERMUTED };
-static const char *const layout_names[] = {"nchw", "channels-last", "strided", "(N, L, C*k) view"};
+/* NCHW0: NCHW at offset 0, so that rows whose width is a multiple of 16
+ * bytes are 16-byte aligned and the kernels' fast paths for whole runs are
+ * taken (the other kinds start 3 elements in). */
+enum layout_kind { NCHW, CHANNELS_LAST, STRIDED, COLS_PERMUTED, NCHW0 };
+static const char *const layout_names[] = {"nchw", "channels-last", "strided", "(N, L, C*k) view",
+                                           "nchw at offset 0"};
 
 /* One operand: a host mirror with a device buffer, and its view. */
 struct operand {
@@ -32,7 +36,7 @@ struct operand {
     kp_tensor t;
 };
 
-/* A tensor of `shape` in a layout kind, 3 elements into its buffer. */
+/* A tensor of `shape` in a layout kind, 3 elements into its buffer (NCHW0: 0). */
 static void operand_make(struct operand *o, kp_dtype dt, int rank, const int64_t *shape,
                          enum layout_kind kind)
 {
@@ -54,7 +58,7 @@ static void operand_make(struct operand *o, kp_dtype dt, int rank, const int64_t
             step = 1;
         }
     }
-    o->t = gpu_tensor(&o->buf, dt, rank, shape, strides, 3);
+    o->t = gpu_tensor(&o->buf, dt, rank, shape, strides, kind == NCHW0 ? 0 : 3);
     gpu_buf_alloc(&o->buf, (size_t)tensor_extent(&o->t) * kp_dtype_size(dt) + 5);
     o->t.buffer = o->buf.dev;
 }
@@ -140,6 +144,13 @@ static const struct window_case unfold_cases[] = {
     {3, 2, 4, 1, 11, {{3}, {1}, {1}, {1}}, NCHW, NCHW},                   /* 1-d */
     {3, 1, 3, 1, 17, {{4}, {3}, {2}, {2}}, CHANNELS_LAST, COLS_PERMUTED},
     {4, 0, 3, 5, 5, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, NCHW, NCHW},        /* N = 0 */
+    /* aligned rows of 16-byte multiples: whole runs take the fast paths */
+    {4, 2, 3, 9, 32, {{3, 3}, {1, 1}, {1, 1}, {1, 1}}, NCHW0, NCHW0},
+    {4, 1, 2, 7, 24, {{2, 2}, {1, 1}, {1, 1}, {1, 1}}, NCHW0, NCHW0},     /* taps -1, 0 */
+    {4, 1, 2, 7, 24, {{2, 2}, {1, 1}, {0, 0}, {1, 1}}, NCHW0, NCHW0},     /* taps 0, 1 */
+    {4, 2, 2, 9, 16, {{3, 3}, {2, 1}, {2, 1}, {2, 1}}, NCHW0, NCHW0},     /* y: stride, dilation */
+    {4, 1, 3, 6, 40, {{1, 3}, {1, 1}, {0, 1}, {1, 1}}, NCHW0, NCHW0},
+    {3, 2, 4, 1, 40, {{3}, {1}, {1}, {1}}, NCHW0, NCHW0},                 /* 1-d */
 };
 
 static void image_shape(const struct window_case *c, int64_t shape[4])
@@ -274,6 +285,12 @@ static const struct pool_case pool_cases[] = {
     {3, 2, 1, 1, {{1, 1}, {1, 1}, {0, 0}, {1, 1}}, false, true, NCHW},    /* 1x1 image */
     {2, 5, 7, 9, {{3, 3}, {2, 2}, {1, 1}, {1, 1}}, true, false, CHANNELS_LAST},
     {0, 2, 5, 5, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, false, true, NCHW},    /* N = 0 */
+    /* aligned rows of 16-byte multiples: the fast paths of 3x3/2 pad 1 and 2x2/2 */
+    {2, 3, 10, 48, {{3, 3}, {2, 2}, {1, 1}, {1, 1}}, false, true, NCHW0},
+    {2, 2, 9, 48, {{3, 3}, {2, 2}, {1, 1}, {1, 1}}, true, false, NCHW0},  /* ceil_mode */
+    {1, 3, 8, 64, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, false, true, NCHW0},
+    {2, 2, 7, 40, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, true, false, NCHW0},  /* ceil_mode */
+    {1, 2, 9, 48, {{3, 3}, {2, 2}, {1, 1}, {1, 1}}, false, true, STRIDED}, /* not aligned */
 };
 
 /* A few NaNs (signed, with payloads) and infinities among the values. */
@@ -413,6 +430,13 @@ static const struct resize_case resize_cases[] = {
     {2, 2, 4, 5, 1, 1, false, {0, 0}, NCHW},            /* 1x1 output */
     {2, 5, 6, 5, 12, 9, false, {0, 0}, CHANNELS_LAST},
     {0, 2, 3, 3, 6, 6, false, {0, 0}, NCHW},            /* N = 0 */
+    /* aligned rows of 16-byte multiples: the fast paths of x2 and x1 */
+    {2, 3, 5, 16, 10, 32, false, {0, 0}, NCHW0},
+    {1, 2, 5, 32, 7, 64, false, {0, 0}, NCHW0},         /* x2 along x only */
+    {1, 2, 4, 16, 8, 32, true, {2.0, 2.0}, NCHW0},      /* scale_factor 2 */
+    {1, 2, 4, 16, 8, 31, true, {2.0, 2.0}, NCHW0},      /* scale 1/2, 31 columns */
+    {2, 2, 3, 16, 3, 16, false, {0, 0}, NCHW0},         /* same size */
+    {1, 2, 3, 16, 6, 16, false, {0, 0}, NCHW0},         /* x1 along x */
 };
 
 static void resize_operands(const struct resize_case *c, kp_dtype dt, struct operand *src,
