@@ -37,14 +37,19 @@ KP_DEVICE uint32_t kp_magic_div(const kp_spatial_args &a, int k, uint32_t n) {
 }
 
 // 16 bytes of T, for the stores of one thread's run of outputs.
-template <typename T> struct alignas(16) kp_vec16 {
-    T v[16 / sizeof(T)];
+// N elements of T, aligned to their size (a power of two).
+template <typename T, int N> struct alignas(N * sizeof(T)) kp_run {
+    T v[N];
 };
+template <typename T> using kp_vec16 = kp_run<T, (int)(16 / sizeof(T))>;
+template <typename T> using kp_vec8 = kp_run<T, (int)(8 / sizeof(T))>;
 
-// 8 bytes of T, for the fast paths' loads of half a run of upsampling.
-template <typename T> struct alignas(8) kp_vec8 {
-    T v[8 / sizeof(T)];
-};
+// Elements a run has: 16 bytes' worth, but 4 for the pools' 16-bit types,
+// whose fast path (kp_pool_window) needs registers per output and gets
+// more threads in flight with half the outputs each. The launcher says
+// the same (vec in src/ops/spatial.c).
+template <typename T> constexpr int kp_run_elems() { return (int)(16 / sizeof(T)); }
+template <typename T> constexpr int kp_pool_run_elems() { return sizeof(T) == 2 ? 4 : (int)(16 / sizeof(T)); }
 
 // Walk orders: rows of x (NCHW memory), rows of c (channels-last memory),
 // or either, read from the arguments (the 64-bit bodies, for sizes past
@@ -53,17 +58,17 @@ template <typename T> struct alignas(8) kp_vec8 {
 #define KP_WALK_NHW 1
 #define KP_WALK_ANY 2
 
-// Walks the output in runs of 16 bytes of consecutive elements of a row:
-// each thread decodes a run's position once, asks op.value() for each of
-// its elements and stores them, as one 16-byte store where dst is
-// contiguous along the row and aligned. Index type I: see kp_divider.
+// Walks the output in runs of Op::vec consecutive elements of a row (16
+// bytes, or 8): each thread decodes a run's position once, asks op.value()
+// for each of its elements and stores them, as one vector store where dst
+// is contiguous along the row and aligned. Index type I: see kp_divider.
 // Ops with a fast path for runs of NCHW rows (Op::fast) try it first:
 // op.run() fills the run's first `count` elements (at least) and returns
 // true where its preconditions hold (layout, alignment, window inside the
 // image), else the elements are computed one by one.
 template <typename I, int WALK, typename T, typename Op>
 KP_DEVICE void kp_spatial_runs(const kp_spatial_args &a, T *dst, const Op &op) {
-    const int VEC = (int)(16 / sizeof(T));
+    constexpr int VEC = Op::vec;
     const bool nch = WALK == KP_WALK_ANY ? a.order == KP_SPATIAL_ROWS_NCH : WALK == KP_WALK_NCH;
     const I runs_per_row = (I)((a.row_len + VEC - 1) / VEC);
     const I runs = (I)a.rows * runs_per_row;
@@ -81,7 +86,7 @@ KP_DEVICE void kp_spatial_runs(const kp_spatial_args &a, T *dst, const Op &op) {
         p.x = (int)(nch ? first : r2);
         T *out = dst + kp_offset(a.dst_stride, p.n, p.c, p.y, p.x);
         const int count = a.row_len - first < VEC ? (int)(a.row_len - first) : VEC;
-        kp_vec16<T> vals;
+        kp_run<T, VEC> vals;
         bool done = false;
         if constexpr (WALK == KP_WALK_NCH && Op::fast)
             done = op.run(p, count, vals);
@@ -99,9 +104,9 @@ KP_DEVICE void kp_spatial_runs(const kp_spatial_args &a, T *dst, const Op &op) {
                 vals.v[u] = op.value(q);
             }
         }
-        if (count == VEC && step == 1 && ((uintptr_t)out & 15) == 0) {
-            *(kp_vec16<T> *)out = vals;
-        } else if (count == VEC && step == 1 && ((uintptr_t)out & 7) == 0) {
+        if (count == VEC && step == 1 && ((uintptr_t)out & (sizeof(vals) - 1)) == 0) {
+            *(kp_run<T, VEC> *)out = vals;
+        } else if (sizeof(vals) == 16 && count == VEC && step == 1 && ((uintptr_t)out & 7) == 0) {
             // Rows of a multiple of 8 bytes (every other one 16-byte aligned).
             const kp_vec8<T> *half = (const kp_vec8<T> *)&vals;
             ((kp_vec8<T> *)out)[0] = half[0];
@@ -176,19 +181,28 @@ template <typename T>
 KP_DEVICE kp_vec16<T> kp_shift_run(const kp_vec16<T> &c, uint32_t prev, uint32_t next, int s) {
     static_assert(sizeof(T) <= 4, "elements of up to 4 bytes");
     constexpr int B = 8 * (int)sizeof(T);
+    if (s == 0)
+        return c;
     uint32_t w[4], o[4];
     memcpy(w, &c, 16);
+    // s is the same for the runs of a column row, which neighbouring
+    // threads mostly share: a branch, not selects.
+    if (s > 0) {
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-        uint32_t up, down;
-        if constexpr (B == 32) {
-            up = k < 3 ? w[k + 1] : next;
-            down = k > 0 ? w[k - 1] : prev;
-        } else {
-            up = (w[k] >> B) | ((k < 3 ? w[k + 1] : next) << (32 - B));
-            down = (w[k] << B) | (k > 0 ? w[k - 1] >> (32 - B) : prev);
+        for (int k = 0; k < 4; k++) {
+            if constexpr (B == 32)
+                o[k] = k < 3 ? w[k + 1] : next;
+            else
+                o[k] = (w[k] >> B) | ((k < 3 ? w[k + 1] : next) << (32 - B));
         }
-        o[k] = s > 0 ? up : s < 0 ? down : w[k];
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            if constexpr (B == 32)
+                o[k] = k > 0 ? w[k - 1] : prev;
+            else
+                o[k] = (w[k] << B) | (k > 0 ? w[k - 1] >> (32 - B) : prev);
+        }
     }
     kp_vec16<T> r;
     memcpy(&r, o, 16);
@@ -225,20 +239,21 @@ template <typename C> struct kp_sum_red {
 // outputs past count not stored. Returns false, having done nothing,
 // unless the middle columns are aligned and each 16 bytes of them inside
 // the image or past its width.
-template <int K, int S, int P, typename T, typename C, typename Red, typename Fin>
+template <int K, int S, int P, typename T, typename C, int VEC, typename Red, typename Fin>
 KP_DEVICE bool kp_pool_window(const kp_spatial_args &a, const T *src, const kp_pos &p,
-                              const Red &red, const Fin &fin, kp_vec16<T> &out) {
-    constexpr int VEC = (int)(16 / sizeof(T)), MID = S * VEC, N = (VEC - 1) * S + K;
-    constexpr int EXTRA = N - MID;
+                              const Red &red, const Fin &fin, kp_run<T, VEC> &out) {
+    constexpr int MID = S * VEC, N = (VEC - 1) * S + K, EXTRA = N - MID;
+    constexpr int CH = (int)(16 / sizeof(T)), CHUNKS = MID / CH;  // 16-byte loads of a row
+    static_assert(CHUNKS * CH == MID, "whole 16 bytes of middle columns");
     static_assert(EXTRA >= P, "the window's columns around the middle ones");
     const int x0 = p.x, h = (int)a.h, w = (int)a.w, s2 = (int)a.src_stride[2];
     const int left = w - S * x0;  // columns from the middle ones' start to the row's end
-    if (left < MID && left % VEC != 0)
+    if (left < MID && left % CH != 0)
         return false;
     const T *plane = src + p.n * a.src_stride[0] + p.c * a.src_stride[1] + S * x0;
     if (((uintptr_t)plane & 15) != 0)
         return false;
-    kp_vec16<T> mid[K][S];
+    kp_vec16<T> mid[K][CHUNKS];
     T extra[K][EXTRA > 0 ? EXTRA : 1];
     bool row_ok[K], col_ok[EXTRA > 0 ? EXTRA : 1];
 #pragma unroll
@@ -254,8 +269,8 @@ KP_DEVICE bool kp_pool_window(const kp_spatial_args &a, const T *src, const kp_p
         const T *row = plane + (row_ok[i] ? iy * s2 : 0);
         if (row_ok[i]) {
 #pragma unroll
-            for (int k = 0; k < S; k++)
-                if ((k + 1) * VEC <= left)
+            for (int k = 0; k < CHUNKS; k++)
+                if ((k + 1) * CH <= left)
                     mid[i][k] = ((const kp_vec16<T> *)row)[k];
 #pragma unroll
             for (int e = 0; e < EXTRA; e++)
@@ -282,10 +297,10 @@ KP_DEVICE bool kp_pool_window(const kp_spatial_args &a, const T *src, const kp_p
         }
         C e_[N];  // e_[t]: column S * x0 - P + t
 #pragma unroll
-        for (int k = 0; k < S; k++)
+        for (int k = 0; k < CHUNKS; k++)
 #pragma unroll
-            for (int u = 0; u < VEC; u++)
-                e_[P + k * VEC + u] = (k + 1) * VEC <= left ? kp_load(mid[i][k].v[u]) : red.pad;
+            for (int u = 0; u < CH; u++)
+                e_[P + k * CH + u] = (k + 1) * CH <= left ? kp_load(mid[i][k].v[u]) : red.pad;
 #pragma unroll
         for (int e = 0; e < EXTRA; e++)
             e_[e < P ? e : MID + e] = col_ok[e] ? kp_load(extra[i][e]) : red.pad;
@@ -308,9 +323,9 @@ KP_DEVICE bool kp_pool_window(const kp_spatial_args &a, const T *src, const kp_p
 }
 
 // The windows the launcher found to have a fast path (flags).
-template <typename T, typename C, typename Red, typename Fin>
+template <typename T, typename C, int VEC, typename Red, typename Fin>
 KP_DEVICE bool kp_pool_run(const kp_spatial_args &a, const T *src, const kp_pos &p, const Red &red,
-                           const Fin &fin, kp_vec16<T> &out) {
+                           const Fin &fin, kp_run<T, VEC> &out) {
     // (Any count: see kp_pool_window.)
     if (!(a.flags & KP_SPATIAL_ROWS16))
         return false;
@@ -327,6 +342,7 @@ KP_DEVICE bool kp_pool_run(const kp_spatial_args &a, const T *src, const kp_pos 
 
 // ---- im2col: dst (N, C*kH*kW, H_out, W_out) from src (N, C, H, W); bits copied.
 template <typename T, typename O> struct kp_im2col_op {
+    static constexpr int vec = kp_run_elems<T>();
     static constexpr bool fast = sizeof(O) == 4 && kp_fast_bits<T>::value;
     const kp_spatial_args &a;
     const T *src;
@@ -406,6 +422,7 @@ template <typename O> KP_DEVICE bool kp_tap_source(const kp_spatial_args &a, int
 // H_out, W_out) that im2col would have filled from each position. Taps
 // with no column load the channel's first one and add nothing.
 template <typename T, typename O> struct kp_col2im_op {
+    static constexpr int vec = kp_run_elems<T>();
     static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
@@ -491,11 +508,12 @@ template <typename C> struct kp_max_finish {
 };
 
 template <typename T, typename O, bool IDX> struct kp_max_pool_op {
+    static constexpr int vec = kp_pool_run_elems<T>();
     static constexpr bool fast = !IDX && sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
     uint32_t *idx;
-    KP_DEVICE bool run(const kp_pos &p, int, kp_vec16<T> &out) const {
+    KP_DEVICE bool run(const kp_pos &p, int, kp_run<T, vec> &out) const {
         typedef typename kp_compute<T>::type C;
         const kp_max_red<C> red{kp_lowest<C>()};
         return kp_pool_run<T, C>(a, src, p, red, kp_max_finish<C>(), out);
@@ -558,10 +576,11 @@ template <typename C> struct kp_avg_finish {
 };
 
 template <typename T, typename O> struct kp_avg_pool_op {
+    static constexpr int vec = kp_pool_run_elems<T>();
     static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
-    KP_DEVICE bool run(const kp_pos &p, int, kp_vec16<T> &out) const {
+    KP_DEVICE bool run(const kp_pos &p, int, kp_run<T, vec> &out) const {
         typedef typename kp_compute<T>::type C;
         const kp_sum_red<C> red{(C)0};
         return kp_pool_run<T, C>(a, src, p, red, kp_avg_finish<C>{a}, out);
@@ -597,6 +616,7 @@ template <typename S> KP_DEVICE S kp_resize_scale(double scale, int64_t in, int6
 // ---- nearest: src index min(floor(dst * scale), in - 1) in f32, as
 // PyTorch's GPU kernels compute it; bits copied.
 template <typename T, typename O> struct kp_nearest_op {
+    static constexpr int vec = kp_run_elems<T>();
     static constexpr bool fast = sizeof(O) == 4 && kp_fast_bits<T>::value;
     const kp_spatial_args &a;
     const T *src;
@@ -671,6 +691,7 @@ template <typename C> KP_DEVICE C kp_lerp2(C h0w, C h1w, C w0w, C w1w, C v00, C 
 }
 
 template <typename T, typename O> struct kp_bilinear_op {
+    static constexpr int vec = kp_run_elems<T>();
     static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;
@@ -681,8 +702,9 @@ template <typename T, typename O> struct kp_bilinear_op {
     // x = 0 reads columns 0 and 1 (weight 0): at the row's start the
     // column before is not loaded and output 0 reads one column later.
     // Past the last column i0 + 1 is i0 (PyTorch's step 0): the column
-    // after the loaded ones then repeats the last. The weights are
-    // computed as the per-element code does.
+    // after the loaded ones then repeats the last. The weights along x are
+    // the ones the per-element code computes, exactly: x / 2 - 0.25 - i0 is
+    // 0.75 at even x > 0, 0.25 at odd x and 0 at x = 0.
     KP_DEVICE bool run(const kp_pos &p, int count, kp_vec16<T> &out) const {
         typedef typename kp_compute<T>::type C;
         constexpr int VEC = (int)(16 / sizeof(T)), HALF = VEC / 2;
@@ -714,7 +736,7 @@ template <typename T, typename O> struct kp_bilinear_op {
         const C h0w = (C)1 - ty.w1;
 #pragma unroll
         for (int u = 0; u < VEC; u++) {
-            const kp_lerp_tap<C> tx = kp_bilinear_tap<C>(x0 + u, a.w, a.w_out, a.scale[1], false);
+            const C w1 = (u & 1) ? (C)0.25 : u == 0 && x0 == 0 ? (C)0 : (C)0.75;
             const int k = (u + 1) / 2;  // i0 - (b - 1)
             C v00 = e0[k], v01 = e0[k + 1], v10 = e1[k], v11 = e1[k + 1];
             if (u == 0 && x0 == 0) {
@@ -723,7 +745,7 @@ template <typename T, typename O> struct kp_bilinear_op {
                 v10 = e1[1];
                 v11 = e1[2];
             }
-            out.v[u] = kp_store<T>(kp_lerp2(h0w, ty.w1, (C)1 - tx.w1, tx.w1, v00, v01, v10, v11));
+            out.v[u] = kp_store<T>(kp_lerp2(h0w, ty.w1, (C)1 - w1, w1, v00, v01, v10, v11));
         }
         return true;
     }

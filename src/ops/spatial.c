@@ -180,14 +180,16 @@ static int32_t fast_flags(const struct kp_spatial_args *a, enum kp_family_id fam
     return flags;
 }
 
-/* One thread step per run of 16 bytes of a row's outputs (kernels/spatial.cu). */
+/* One thread step per run of 16 bytes of a row's outputs, 4 elements for
+ * the pools' 16-bit types (kp_pool_run_elems() in kernels/spatial.cu). */
 static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                         struct kp_spatial_args *a, void **args)
 {
-    const int64_t vec = 16 / (int64_t)kp_dtype_size(dtype);
+    const bool pool = family == KP_KF_MAX_POOL2D || family == KP_KF_AVG_POOL2D;
+    const int64_t es = (int64_t)kp_dtype_size(dtype), vec = pool && es == 2 ? 4 : 16 / es;
     const uint64_t runs = (uint64_t)a->rows * (uint64_t)((a->row_len + vec - 1) / vec);
     if (fits_32_bits(a, family, runs)) {
-        a->flags |= fast_flags(a, family, vec);
+        a->flags |= fast_flags(a, family, 16 / es);
         /* Upsampling has no window: its zeros divide by 1. */
         const int64_t taps = a->kernel[0] * a->kernel[1];
         const int64_t divisors[7] = {(a->row_len + vec - 1) / vec, a->d2, a->d1,
