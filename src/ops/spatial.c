@@ -180,13 +180,20 @@ static int32_t fast_flags(const struct kp_spatial_args *a, enum kp_family_id fam
     return flags;
 }
 
-/* One thread step per run of 16 bytes of a row's outputs, 4 elements for
- * the pools' 16-bit types (kp_pool_run_elems() in kernels/spatial.cu). */
+/* Elements of a row's output a thread step computes (its run), as
+ * kernels/spatial.cu's ops say (vec): 16 bytes' worth, but 4 for the pools'
+ * 16-bit types (kp_pool_run_elems()). */
+static int64_t run_elements(enum kp_family_id family, int64_t es)
+{
+    if ((family == KP_KF_MAX_POOL2D || family == KP_KF_AVG_POOL2D) && es == 2)
+        return 4;
+    return 16 / es;
+}
+
 static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                         struct kp_spatial_args *a, void **args)
 {
-    const bool pool = family == KP_KF_MAX_POOL2D || family == KP_KF_AVG_POOL2D;
-    const int64_t es = (int64_t)kp_dtype_size(dtype), vec = pool && es == 2 ? 4 : 16 / es;
+    const int64_t es = (int64_t)kp_dtype_size(dtype), vec = run_elements(family, es);
     const uint64_t runs = (uint64_t)a->rows * (uint64_t)((a->row_len + vec - 1) / vec);
     if (fits_32_bits(a, family, runs)) {
         a->flags |= fast_flags(a, family, 16 / es);

@@ -236,6 +236,52 @@ END_TEST
 /* The kernels' division by invariant integers against plain division, for
  * every dividend class that matters: 0, small, around multiples of d, and
  * up to 2^31 - 1. */
+/* The fast-path flags: contiguous 16-byte rows in NCHW order, the pools'
+ * compiled windows, im2col/col2im taps within one column; and the runs of
+ * 4 elements of the pools' 16-bit types. */
+START_TEST(test_fast_flags)
+{
+    const int32_t fast = KP_SPATIAL_ROWS16 | KP_SPATIAL_FAST_K2S2 | KP_SPATIAL_FAST_K3S2P1 |
+                         KP_SPATIAL_FAST_SHIFT;
+    kp_window w = WINDOW(3, 1, 1, 1);
+    kp_tensor src = tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8});
+    kp_tensor cols = tensor(buf2, KP_DTYPE_F32, 3, (int64_t[]){2, 27, 40});
+    ck_assert_int_eq(kp_im2col(stream, &cols, &src, &w), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16 | KP_SPATIAL_FAST_SHIFT);
+    ck_assert_int_eq(last_args.row_len, 8);
+    ck_assert_int_eq(kp_col2im(stream, &src, &cols, &w), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16 | KP_SPATIAL_FAST_SHIFT);
+    /* 7 columns: rows 28 bytes apart */
+    kp_tensor odd = tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 7});
+    kp_tensor odd_cols = tensor(buf2, KP_DTYPE_F32, 3, (int64_t[]){2, 27, 35});
+    ck_assert_int_eq(kp_im2col(stream, &odd_cols, &odd, &w), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, 0);
+    kp_window w5 = WINDOW(5, 1, 2, 1);  /* taps 2 columns away */
+    kp_tensor cols5 = tensor(buf2, KP_DTYPE_F32, 3, (int64_t[]){2, 75, 40});
+    ck_assert_int_eq(kp_im2col(stream, &cols5, &src, &w5), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16);
+
+    kp_tensor img = tensor(buf, KP_DTYPE_BF16, 4, (int64_t[]){2, 3, 8, 16});
+    kp_tensor pooled = tensor(buf2, KP_DTYPE_BF16, 4, (int64_t[]){2, 3, 4, 8});
+    kp_window k3 = WINDOW(3, 2, 1, 1), k2 = WINDOW(2, 2, 0, 1);
+    ck_assert_int_eq(kp_max_pool2d(stream, &pooled, NULL, &img, &k3, false), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16 | KP_SPATIAL_FAST_K3S2P1);
+    uint32_t mul, shift;  /* rows of 8 in runs of 4: the kernel divides by 2 runs a row */
+    kp_spatial_div_magic(2, &mul, &shift);
+    ck_assert_uint_eq(last_args.div_mul[0], mul);
+    ck_assert_uint_eq(last_args.div_shift[0], shift);
+    ck_assert_int_eq(kp_avg_pool2d(stream, &pooled, &img, &k2, false, true), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16 | KP_SPATIAL_FAST_K2S2);
+    kp_window k3d = WINDOW(3, 2, 1, 2);  /* dilation: no compiled window */
+    kp_tensor pooled_d = tensor(buf2, KP_DTYPE_BF16, 4, (int64_t[]){2, 3, 3, 7});
+    ck_assert_int_eq(kp_max_pool2d(stream, &pooled_d, NULL, &img, &k3d, false), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16);
+    kp_tensor up = tensor(buf2, KP_DTYPE_BF16, 4, (int64_t[]){2, 3, 16, 32});
+    ck_assert_int_eq(kp_upsample_bilinear2d(stream, &up, &img, false, NULL), KP_OK);
+    ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16);
+}
+END_TEST
+
 START_TEST(test_division_magic)
 {
     static const uint32_t divisors[] = {1, 2, 3, 5, 7, 9, 56, 127, 128, 129, 3136, 65535, 65536,
@@ -268,6 +314,7 @@ int main(void)
     tcase_add_test(tc, test_im2col_checks);
     tcase_add_test(tc, test_col2im_checks);
     tcase_add_test(tc, test_pool_checks);
+    tcase_add_test(tc, test_fast_flags);
     tcase_add_test(tc, test_upsample_checks);
     tcase_add_test(tc, test_division_magic);
     suite_add_tcase(s, tc);
