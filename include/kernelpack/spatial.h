@@ -23,7 +23,17 @@
  * output size below 1, a dst of the wrong shape) give
  * KP_ERR_INVALID_ARGUMENT with a message, and a dtype an op lacks gives
  * KP_ERR_UNSUPPORTED. dst must not overlap an input or itself. Element
- * counts and offsets are 64-bit throughout. */
+ * counts and offsets are 64-bit throughout.
+ *
+ * Speed. Every layout gives the same results; the fastest paths are for
+ * NCHW sources whose rows are contiguous and start on 16-byte boundaries
+ * (W a multiple of 16 bytes, the tensor's start aligned), in f32, f16 and
+ * bf16: max (without indices) and average pooling with 2x2 windows at
+ * stride 2 or 3x3 at stride 2 with padding 1, im2col and col2im with
+ * stride and dilation 1 along W and taps at most one column from the
+ * output's (e.g. 3x3 padding 1), nearest upsampling by 2 or 1 and bilinear
+ * upsampling by 2 without align_corners. Other cases compute each element
+ * on its own. */
 #ifndef KERNELPACK_SPATIAL_H
 #define KERNELPACK_SPATIAL_H
 
