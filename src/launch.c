@@ -20,17 +20,22 @@ struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_st
 {
     /* x walks the innermost dimension, y the rows (see kp_for_each_strided):
      * short rows share a block, long rows spread over several. Rows that are
-     * contiguous in every operand move 16 bytes of the widest operand a
-     * thread step, and each thread takes about VECTORS_PER_THREAD of them per
-     * row, so that the setup of a row (its offsets, the alignment tests) is
-     * spread over several. */
+     * contiguous in every operand (or, in an input, one value broadcast
+     * along the row) move 16 bytes of the widest operand a thread step, and
+     * each thread takes about VECTORS_PER_THREAD of them per row, so that the
+     * setup of a row (its offsets, the alignment tests) is spread over
+     * several. */
     enum { VECTORS_PER_THREAD = 4 };
     uint64_t inner = layout->rank > 0 ? (uint64_t)layout->shape[layout->rank - 1] : 1, rows = 1;
     for (int d = 0; d + 1 < layout->rank; d++)
         rows *= (uint64_t)layout->shape[d];
+    /* As kp_rows_vectorisable(): dst's rows contiguous, each input's
+     * contiguous or one value broadcast along the row. */
     bool rows_contiguous = vector_operands > 0 && layout->rank > 0 && widest > 0 && widest <= 16;
-    for (int k = 0; rows_contiguous && k < vector_operands; k++)
-        rows_contiguous = layout->stride[k][layout->rank - 1] == 1;
+    for (int k = 0; rows_contiguous && k < vector_operands; k++) {
+        const int64_t s = layout->stride[k][layout->rank - 1];
+        rows_contiguous = s == 1 || (k > 0 && s == 0);
+    }
     if (rows_contiguous) {
         const uint64_t lanes = 16 / widest, vectors = (inner + lanes - 1) / lanes;
         inner = (vectors + VECTORS_PER_THREAD - 1) / VECTORS_PER_THREAD;

@@ -180,6 +180,32 @@ static uint64_t bytes_row_broadcast(const struct bench_case *c, kp_dtype dtype, 
     return (2 * (uint64_t)rows + 1) * (uint64_t)cols * kp_dtype_size(dtype);
 }
 
+/* lhs viewed as rows x cols plus one value of rhs a row, broadcast along it
+ * (x[M, N] + b[M, 1], a per-row scale or shift): rhs's innermost stride is 0. */
+static kp_status run_add_col_broadcast(const struct bench_io *io)
+{
+    int64_t rows, cols;
+    square_shape(io->n, &rows, &cols);
+    int64_t shape[2] = {rows, cols};
+    kp_tensor dst = *io->out, lhs = io->in[0], rhs = io->in[1];
+    kp_status st = kp_layout_contiguous(&dst.layout, 2, shape);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&lhs.layout, 2, shape);
+    if (st == KP_OK)
+        st = kp_layout_contiguous(&rhs.layout, 2, shape);
+    rhs.layout.strides[0] = 1;
+    rhs.layout.strides[1] = 0;
+    return st == KP_OK ? kp_binary(io->stream, KP_BINARY_ADD, &dst, &lhs, &rhs) : st;
+}
+
+static uint64_t bytes_col_broadcast(const struct bench_case *c, kp_dtype dtype, uint64_t n)
+{
+    (void)c;
+    int64_t rows, cols;
+    square_shape(n, &rows, &cols);
+    return (2 * (uint64_t)cols + 1) * (uint64_t)rows * kp_dtype_size(dtype);
+}
+
 static kp_status run_where(const struct bench_io *io)
 {
     return kp_where(io->stream, io->out, &io->in[0], &io->in[1], &io->in[2]);
@@ -371,6 +397,8 @@ static const struct bench_case cases[] = {
 #undef BINARY_ROW
     {"add", "row broadcast", ALL_DTYPES, 2, {SAME, SAME}, SAME, NULL, bytes_row_broadcast,
      run_add_row_broadcast},
+    {"add", "col broadcast", ALL_DTYPES, 2, {SAME, SAME}, SAME, NULL, bytes_col_broadcast,
+     run_add_col_broadcast},
     {"where", "u8 cond", ALL_DTYPES, 3, {FIXED(KP_DTYPE_U8), SAME, SAME}, SAME, NULL,
      bytes_elementwise, run_where},
 #define FLOAT_DTYPES (DT(KP_DTYPE_F32) | DT(KP_DTYPE_F64) | DT(KP_DTYPE_F16) | DT(KP_DTYPE_BF16))

@@ -164,10 +164,11 @@ KP_DEVICE void kp_offsets2(int rank, const int64_t (&shape)[KP_KERNEL_MAX_RANK],
 // the y grid dimension pick rows (offsets computed once per row, the only
 // divisions, none for a rank-2 layout), the x dimension walks along the
 // row, so an innermost stride of 1 is coalesced and a broadcast (stride 0)
-// costs nothing. When the rows are contiguous in every operand (innermost
-// strides all 1, as in a bias add or a copy between row-padded layouts)
-// each row goes through the vectorised contiguous loop. Correct for any
-// grid; kp_launch_strided() on the host picks one that fits the shape.
+// costs nothing. When the output's rows are contiguous and each input's
+// are too (a bias add, a copy between row-padded layouts) or broadcast
+// one value along the row (x[M, N] + b[M, 1]), each row goes through a
+// vectorised row loop. Correct for any grid; kp_launch_strided() on the
+// host picks one that fits the shape.
 
 // Calls row(base) with the element offsets of the start of each row that
 // this thread's y index owns.
@@ -226,6 +227,112 @@ template <int NOPS> KP_DEVICE bool kp_rows_contiguous(const kp_strided &L) {
     return true;
 }
 
+// True when the output's rows are contiguous and each input's are too or
+// hold one value broadcast along the row (innermost stride 0, as b in
+// x[M, N] + b[M, 1]): the row loops below then move 16 bytes a step.
+template <int NOPS> KP_DEVICE bool kp_rows_vectorisable(const kp_strided &L) {
+    if (L.rank < 1 || L.stride[0][L.rank - 1] != 1)
+        return false;
+    for (int k = 1; k < NOPS; k++)
+        if (L.stride[k][L.rank - 1] != 1 && L.stride[k][L.rank - 1] != 0)
+            return false;
+    return true;
+}
+
+// One input of a row loop: contiguous elements, or one value broadcast
+// along the row (read once, before the loop).
+template <typename T> struct kp_row_in {
+    const T *p;
+    bool bcast;
+    T s;
+    KP_DEVICE kp_row_in(const T *p_, bool bcast_) : p(p_), bcast(bcast_), s() {
+        if (bcast)
+            s = p[0];
+    }
+    template <int N> KP_DEVICE bool aligned() const { return bcast || kp_aligned<N>(p); }
+    template <int N> KP_DEVICE kp_vec<T, N> vec(kp_idx i) const {
+        kp_vec<T, N> r;
+        if (bcast) {
+#pragma unroll
+            for (int k = 0; k < N; k++) r.v[k] = s;
+        } else {
+            r = reinterpret_cast<const kp_vec<T, N> *>(p)[i];
+        }
+        return r;
+    }
+    KP_DEVICE T at(kp_idx i) const { return bcast ? s : p[i]; }
+};
+
+// y[i] = f(x[i]) / f(a[i], b[i]) / f(a[i], b[i], c[i]) for i < n over one
+// row: y contiguous, each input a kp_row_in.
+template <typename Tin, typename Tout, typename F>
+KP_DEVICE void kp_map_row(kp_idx n, const kp_row_in<Tin> &x, Tout *y, F f) {
+    constexpr int N = kp_lanes<Tin, Tout>::value;
+    const kp_idx tid = kp_thread_index(), step = kp_thread_count();
+    kp_idx done = 0;
+    if (x.template aligned<N>() && kp_aligned<N>(y)) {
+        const kp_idx nvec = n / N;
+        kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
+        for (kp_idx i = tid; i < nvec; i += step) {
+            const kp_vec<Tin, N> a = x.template vec<N>(i);
+            kp_vec<Tout, N> r;
+#pragma unroll
+            for (int k = 0; k < N; k++) r.v[k] = f(a.v[k]);
+            yv[i] = r;
+        }
+        done = nvec * N;
+    }
+    for (kp_idx i = done + tid; i < n; i += step) y[i] = f(x.at(i));
+}
+
+template <typename Ta, typename Tb, typename Tout, typename F>
+KP_DEVICE void kp_zip_row(kp_idx n, const kp_row_in<Ta> &a, const kp_row_in<Tb> &b, Tout *y, F f) {
+    constexpr int N = kp_lanes<Ta, Tb, Tout>::value;
+    const kp_idx tid = kp_thread_index(), step = kp_thread_count();
+    kp_idx done = 0;
+    if (a.template aligned<N>() && b.template aligned<N>() && kp_aligned<N>(y)) {
+        const kp_idx nvec = n / N;
+        kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
+        for (kp_idx i = tid; i < nvec; i += step) {
+            const kp_vec<Ta, N> p = a.template vec<N>(i);
+            const kp_vec<Tb, N> q = b.template vec<N>(i);
+            kp_vec<Tout, N> r;
+#pragma unroll
+            for (int k = 0; k < N; k++) r.v[k] = f(p.v[k], q.v[k]);
+            yv[i] = r;
+        }
+        done = nvec * N;
+    }
+    for (kp_idx i = done + tid; i < n; i += step) y[i] = f(a.at(i), b.at(i));
+}
+
+template <typename Ta, typename Tb, typename Tc, typename Tout, typename F>
+KP_DEVICE void kp_zip3_row(kp_idx n, const kp_row_in<Ta> &a, const kp_row_in<Tb> &b,
+                           const kp_row_in<Tc> &c, Tout *y, F f) {
+    constexpr int N = kp_lanes<Ta, Tb, Tc, Tout>::value;
+    const kp_idx tid = kp_thread_index(), step = kp_thread_count();
+    kp_idx done = 0;
+    if (a.template aligned<N>() && b.template aligned<N>() && c.template aligned<N>() &&
+        kp_aligned<N>(y)) {
+        const kp_idx nvec = n / N;
+        kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
+        for (kp_idx i = tid; i < nvec; i += step) {
+            const kp_vec<Ta, N> p = a.template vec<N>(i);
+            const kp_vec<Tb, N> q = b.template vec<N>(i);
+            const kp_vec<Tc, N> s = c.template vec<N>(i);
+            kp_vec<Tout, N> r;
+#pragma unroll
+            for (int k = 0; k < N; k++) r.v[k] = f(p.v[k], q.v[k], s.v[k]);
+            yv[i] = r;
+        }
+        done = nvec * N;
+    }
+    for (kp_idx i = done + tid; i < n; i += step) y[i] = f(a.at(i), b.at(i), c.at(i));
+}
+
+// Whether operand k of L broadcasts one value along each row.
+KP_DEVICE bool kp_row_bcast(const kp_strided &L, int k) { return L.stride[k][L.rank - 1] == 0; }
+
 template <typename T>
 KP_DEVICE void kp_set_strided(kp_idx n, const kp_strided &L, T *y, T v) {
     if (kp_rows_contiguous<1>(L)) {
@@ -238,10 +345,11 @@ KP_DEVICE void kp_set_strided(kp_idx n, const kp_strided &L, T *y, T v) {
 
 template <typename Tin, typename Tout, typename F>
 KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided &L, const Tin *x, Tout *y, F f) {
-    if (kp_rows_contiguous<2>(L)) {
+    if (kp_rows_vectorisable<2>(L)) {
         const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        const bool bx = kp_row_bcast(L, 1);
         kp_for_each_row<2>(n, L, [&](const kp_idx (&b)[2]) {
-            kp_map_contiguous(inner, x + b[1], y + b[0], f);
+            kp_map_row(inner, kp_row_in<Tin>(x + b[1], bx), y + b[0], f);
         });
         return;
     }
@@ -250,10 +358,11 @@ KP_DEVICE void kp_map_strided(kp_idx n, const kp_strided &L, const Tin *x, Tout 
 
 template <typename Ta, typename Tb, typename Tout, typename F>
 KP_DEVICE void kp_zip_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, Tout *y, F f) {
-    if (kp_rows_contiguous<3>(L)) {
+    if (kp_rows_vectorisable<3>(L)) {
         const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        const bool ba = kp_row_bcast(L, 1), bb = kp_row_bcast(L, 2);
         kp_for_each_row<3>(n, L, [&](const kp_idx (&o)[3]) {
-            kp_zip_contiguous(inner, a + o[1], b + o[2], y + o[0], f);
+            kp_zip_row(inner, kp_row_in<Ta>(a + o[1], ba), kp_row_in<Tb>(b + o[2], bb), y + o[0], f);
         });
         return;
     }
@@ -263,10 +372,12 @@ KP_DEVICE void kp_zip_strided(kp_idx n, const kp_strided &L, const Ta *a, const 
 template <typename Ta, typename Tb, typename Tc, typename Tout, typename F>
 KP_DEVICE void kp_zip3_strided(kp_idx n, const kp_strided &L, const Ta *a, const Tb *b, const Tc *c,
                                Tout *y, F f) {
-    if (kp_rows_contiguous<4>(L)) {
+    if (kp_rows_vectorisable<4>(L)) {
         const kp_idx inner = (kp_idx)L.shape[L.rank - 1];
+        const bool ba = kp_row_bcast(L, 1), bb = kp_row_bcast(L, 2), bc = kp_row_bcast(L, 3);
         kp_for_each_row<4>(n, L, [&](const kp_idx (&o)[4]) {
-            kp_zip3_contiguous(inner, a + o[1], b + o[2], c + o[3], y + o[0], f);
+            kp_zip3_row(inner, kp_row_in<Ta>(a + o[1], ba), kp_row_in<Tb>(b + o[2], bb),
+                        kp_row_in<Tc>(c + o[3], bc), y + o[0], f);
         });
         return;
     }

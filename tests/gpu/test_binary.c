@@ -241,6 +241,8 @@ static const struct binary_case cases[] = {
     {"transposed lhs", 2, {37, 53}, C(0), S(5, 1, 37), C(0)},
     {"rhs row broadcast (stride 0)", 2, {41, 67}, C(0), C(0), S(3, 0, 1)},
     {"rhs column broadcast (stride 0)", 2, {41, 67}, C(1), C(0), S(0, 1, 0)},
+    {"rhs column broadcast, whole vectors a row", 2, {41, 64}, C(0), C(0), S(0, 1, 0)},
+    {"lhs column broadcast, odd rows", 2, {23, 45}, C(0), S(2, 1, 0), C(0)},
     {"lhs scalar broadcast, transposed rhs", 2, {29, 31}, C(0), S(5, 0, 0), S(0, 1, 29)},
     {"strided dst, offset rhs", 2, {19, 23}, S(1, 47, 2), C(0), C(4)},
     {"rank 3: gaps everywhere, rhs broadcast", 3, {3, 7, 9}, S(2, 100, 12, 1), S(7, 70, 10, 1),

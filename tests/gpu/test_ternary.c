@@ -102,6 +102,7 @@ static const struct where_case cases[] = {
     {"on_false scalar broadcast, transposed on_true", 2, {29, 31}, C(0), C(0), S(0, 1, 29),
      S(7, 0, 0)},
     {"on_true column broadcast, strided dst", 2, {19, 23}, S(1, 47, 2), C(0), S(0, 1, 0), C(4)},
+    {"cond scalar, on_true column broadcast", 2, {37, 64}, C(0), S(2, 0, 0), S(0, 1, 0), C(0)},
     {"rank 3: gaps everywhere, cond broadcast", 3, {3, 7, 9}, S(2, 100, 12, 1), S(0, 0, 9, 1),
      S(7, 70, 10, 1), S(1, 63, 9, 1)},
     {"rank 0", 0, {0}, C(4), C(9), C(1), C(2)},

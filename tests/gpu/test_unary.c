@@ -389,6 +389,7 @@ static const struct layout_case cases[] = {
     {"transposed src", 2, {37, 53}, {0}, {1, 37}, 0, 5},
     {"strided dst", 2, {19, 23}, {47, 2}, {0}, 1, 0},
     {"broadcast src", 3, {4, 5, 129}, {0}, {0, 129, 1}, 0, 0},
+    {"column broadcast src", 2, {37, 72}, {0}, {1, 0}, 0, 3},
     {"row gaps both", 3, {3, 7, 9}, {100, 12, 1}, {70, 10, 1}, 2, 7},
     {"scalar", 0, {0}, {0}, {0}, 4, 9},
     {"empty", 2, {0, 17}, {0}, {0}, 0, 0},
