@@ -493,7 +493,8 @@ START_TEST(test_special_values_and_params)
     if (!supported(op, dt))
         return;
     static const double alphas[] = {ELU_ALPHA, 0, 0.5, 1, 2.5};
-    static const double exponents[] = {POWF_EXPONENT, 0, 1, 2, 3, -1, 0.5, -2.5, 7.25};
+    /* 16-bit powf takes the hardware log2 up to |p| = 64, log2f above */
+    static const double exponents[] = {POWF_EXPONENT, 0, 1, 2, 3, -1, 0.5, -2.5, 7.25, 64, -64.5, 100, -70.5};
     const double *params = op == KP_UNARY_ELU ? alphas : op == KP_UNARY_POWF ? exponents : NULL;
     size_t n_params = op == KP_UNARY_ELU ? sizeof(alphas) / sizeof(alphas[0])
                       : op == KP_UNARY_POWF ? sizeof(exponents) / sizeof(exponents[0]) : 1;
@@ -588,10 +589,10 @@ static int band_of(double x)
  * the dtype's width), one call per SWEEP_CHUNK, checks each result as the
  * other tests do, and prints the worst ulp distance per band of x (ops
  * checked bit for bit print 0: their distance is asserted, not measured). */
-static void sweep(kp_unary_op op, kp_dtype dt, uint64_t n, uint64_t step)
+static void sweep(kp_unary_op op, kp_dtype dt, double param, uint64_t n, uint64_t step)
 {
     size_t es = kp_dtype_size(dt), chunk = n < SWEEP_CHUNK ? (size_t)n : SWEEP_CHUNK;
-    double param = default_param(op), worst[N_BANDS] = {0};
+    double worst[N_BANDS] = {0};
     double worst_x[N_BANDS] = {0};
     struct gpu_buf src, dst;
     gpu_buf_alloc(&src, chunk * es);
@@ -620,8 +621,8 @@ static void sweep(kp_unary_op op, kp_dtype dt, uint64_t n, uint64_t step)
             }
         }
     }
-    printf("%s %s over %llu inputs, worst ulp distance per band:", kp_unary_op_name(op),
-           kp_dtype_name(dt), (unsigned long long)n);
+    printf("%s %s (param %g) over %llu inputs, worst ulp distance per band:", kp_unary_op_name(op),
+           kp_dtype_name(dt), param, (unsigned long long)n);
     for (int b = 0; b < N_BANDS; b++)
         printf(" [%s] %.0f (x = %.9g)", band_names[b], worst[b], worst_x[b]);
     printf("\n");
@@ -634,7 +635,19 @@ START_TEST(test_sweep_16bit)
 {
     kp_unary_op op = (kp_unary_op)(_i / 2);
     kp_dtype dt = _i % 2 ? KP_DTYPE_BF16 : KP_DTYPE_F16;
-    sweep(op, dt, 1u << 16, 1);
+    sweep(op, dt, default_param(op), 1u << 16, 1);
+}
+END_TEST
+
+/* 16-bit powf over every input at exponents through both of its log2
+ * paths (|p| <= 64 and above), odd and even integers and fractions. */
+static const double sweep_exponents[] = {-1, 2, 3, 0.5, -2.5, 64, -64.5, 100, -70.5, 1e6};
+#define N_SWEEP_EXPONENTS (int)(sizeof(sweep_exponents) / sizeof(sweep_exponents[0]))
+
+START_TEST(test_sweep_16bit_powf_exponents)
+{
+    kp_dtype dt = _i % 2 ? KP_DTYPE_BF16 : KP_DTYPE_F16;
+    sweep(KP_UNARY_POWF, dt, sweep_exponents[_i / 2], 1u << 16, 1);
 }
 END_TEST
 
@@ -647,7 +660,7 @@ START_TEST(test_sweep_f32_gelu)
 {
     kp_unary_op op = _i ? KP_UNARY_GELU_ERF : KP_UNARY_GELU;
     const uint64_t step = getenv("KP_TEST_SKIP_BIG") ? 6101 : 61;
-    sweep(op, KP_DTYPE_F32, ((1ull << 32) + step - 1) / step, step);
+    sweep(op, KP_DTYPE_F32, default_param(op), ((1ull << 32) + step - 1) / step, step);
 }
 END_TEST
 
@@ -732,6 +745,7 @@ int main(void)
     tcase_add_loop_test(tc, test_special_values_and_params, 0, N_OPS * (int)N_DTYPES);
     tcase_add_loop_test(tc, test_in_place, 0, 2 * 4 * (int)N_DTYPES);
     tcase_add_loop_test(tc, test_sweep_16bit, 0, 2 * N_OPS);
+    tcase_add_loop_test(tc, test_sweep_16bit_powf_exponents, 0, 2 * N_SWEEP_EXPONENTS);
     tcase_add_loop_test(tc, test_sweep_f32_gelu, 0, 2);
     suite_add_tcase(s, tc);
     /* Separate so that its size shows in the log: ~8.6 GB of GPU memory. */
