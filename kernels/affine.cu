@@ -13,8 +13,9 @@ template <typename T> struct kp_affine_op {
                                  kp_compute<T>::type add) {                                   \
         kp_map_contiguous(n, x, y, kp_affine_op<T>{mul, add});                                \
     }                                                                                         \
-    KP_KERNEL void affine_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y,      \
-                                         kp_compute<T>::type mul, kp_compute<T>::type add) { \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                          \
+    affine_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y,                      \
+                          kp_compute<T>::type mul, kp_compute<T>::type add) {                 \
         kp_map_strided(n, layout, x, y, kp_affine_op<T>{mul, add});                           \
     }
 

@@ -90,8 +90,9 @@ template <typename Op, typename T> struct kp_compare {
     KP_KERNEL void OP##_##NAME(kp_idx n, const T *lhs, const T *rhs, TOUT *y) {                \
         kp_zip_contiguous(n, lhs, rhs, y, KIND<kp_op_##OP, T>());                              \
     }                                                                                         \
-    KP_KERNEL void OP##_strided_##NAME(kp_idx n, kp_strided layout, const T *lhs, const T *rhs, \
-                                       TOUT *y) {                                             \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                          \
+    OP##_strided_##NAME(kp_idx n, kp_strided layout, const T *lhs, const T *rhs,              \
+                        TOUT *y) {                                                            \
         kp_zip_strided(n, layout, lhs, rhs, y, KIND<kp_op_##OP, T>());                         \
     }
 

@@ -11,8 +11,9 @@ template <typename Src, typename Dst> struct kp_cast_op {
     KP_KERNEL void cast_##SRC##_##DST(kp_idx n, const TS *x, TD *y) {                       \
         kp_map_contiguous(n, x, y, kp_cast_op<TS, TD>());                                   \
     }                                                                                       \
-    KP_KERNEL void cast_strided_##SRC##_##DST(kp_idx n, kp_strided layout, const TS *x,     \
-                                              TD *y) {                                      \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                        \
+    cast_strided_##SRC##_##DST(kp_idx n, kp_strided layout, const TS *x,                    \
+                               TD *y) {                                                     \
         kp_map_strided(n, layout, x, y, kp_cast_op<TS, TD>());                              \
     }
 

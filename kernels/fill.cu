@@ -8,10 +8,12 @@ template <typename T> struct kp_identity {
 
 #define KP_FILL(NAME, T)                                                                  \
     KP_KERNEL void fill_##NAME(kp_idx n, T *y, T value) { kp_set_contiguous(n, y, value); } \
-    KP_KERNEL void fill_strided_##NAME(kp_idx n, kp_strided layout, T *y, T value) {       \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                        \
+    fill_strided_##NAME(kp_idx n, kp_strided layout, T *y, T value) {                       \
         kp_set_strided(n, layout, y, value);                                                \
     }                                                                                       \
-    KP_KERNEL void copy_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y) {    \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                        \
+    copy_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y) {                    \
         kp_map_strided(n, layout, x, y, kp_identity<T>());                                  \
     }                                                                                       \
     KP_KERNEL void copy2d_##NAME(kp_idx rows, kp_idx cols, const T *x, kp_idx x_stride,     \

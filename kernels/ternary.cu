@@ -16,8 +16,9 @@ template <typename C, typename T> struct kp_select {
                                           const T *on_false, T *y) {                           \
         kp_zip3_contiguous(n, cond, on_true, on_false, y, kp_select<C, T>());                  \
     }                                                                                          \
-    KP_KERNEL void where_strided_##CNAME##_##NAME(kp_idx n, kp_strided layout, const C *cond,   \
-                                                  const T *on_true, const T *on_false, T *y) { \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                           \
+    where_strided_##CNAME##_##NAME(kp_idx n, kp_strided layout, const C *cond,                 \
+                                   const T *on_true, const T *on_false, T *y) {                \
         kp_zip3_strided(n, layout, cond, on_true, on_false, y, kp_select<C, T>());             \
     }
 

@@ -185,8 +185,9 @@ template <typename T> struct kp_unary_fn<T, kp_op_copy> {
     KP_KERNEL void OP##_##NAME(kp_idx n, const T *x, T *y, kp_compute<T>::type param) {     \
         kp_map_contiguous(n, x, y, kp_unary_fn<T, kp_op_##OP>{param});                       \
     }                                                                                        \
-    KP_KERNEL void OP##_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y,       \
-                                       kp_compute<T>::type param) {                          \
+    KP_KERNEL KP_STRIDED_BOUNDS void                                                         \
+    OP##_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y,                       \
+                        kp_compute<T>::type param) {                                         \
         kp_map_strided(n, layout, x, y, kp_unary_fn<T, kp_op_##OP>{param});                  \
     }
 

@@ -41,9 +41,9 @@ struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_st
         inner = (vectors + VECTORS_PER_THREAD - 1) / VECTORS_PER_THREAD;
     }
     unsigned bx = 1;
-    while (bx < 256 && bx < inner)
+    while (bx < KP_STRIDED_BLOCK && bx < inner)
         bx *= 2;
-    unsigned by = 256 / bx;
+    unsigned by = KP_STRIDED_BLOCK / bx;
     uint64_t cap = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1) * 32;
     uint64_t gx = (inner + bx - 1) / bx, gy = (rows + by - 1) / by;
     if (gx > cap)

@@ -27,6 +27,7 @@ struct kp_strided {
  * kernel keeps in registers: enough for the loads in flight that memory
  * speed needs, and no more, since registers are allocated for the largest
  * path of a kernel and more would cut occupancy for every row length. */
+#define KP_STRIDED_BLOCK 256     /* threads a block of the *_strided_* kernels */
 #define KP_REDUCE_MAX_BLOCK 256
 #define KP_ROWS_MAX_BLOCK 512
 #define KP_ROPE_BLOCK 256
