@@ -789,6 +789,167 @@ template <typename T, typename O> struct kp_bilinear_op {
     }
 };
 
+// ---- Walks of the image side (KP_SPATIAL_FAST_IM2COL3, KP_SPATIAL_FAST_PAIRS):
+// item = 16 bytes of one row of an image plane, as kp_spatial_abi.h says.
+// Each item loads its 16 bytes once and stores several output rows from
+// them, so a thread has fewer loads and less index arithmetic per byte
+// stored than with one run of one output row a step.
+template <int IN, typename Item>
+KP_DEVICE void kp_image_items(const kp_spatial_args &a, uint32_t rows_per_plane, const Item &item) {
+    const uint32_t per_row = (uint32_t)(a.w / IN);
+    const uint32_t items = (uint32_t)(a.n * a.c) * rows_per_plane * per_row;
+    const uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
+        const uint32_t r = kp_magic_div(a, 3, i), plane = kp_magic_div(a, 4, r);
+        item(plane, (int)(r - plane * rows_per_plane), (int)(i - r * per_row) * IN);
+    }
+}
+
+// im2col, 3x3 window with stride, padding and dilation 1: the item at
+// image row iy, columns x0 .. x0 + IN - 1, is tap (i, j)'s column row
+// y = iy + 1 - i at x0 moved by j - 1 (kp_shift_run, zeros past the
+// image's edges), for the three i whose y is an output row; rows 0 and
+// 0 and H - 1 of taps i = 0 and 2 read the padding and get zeros from
+// the items of image rows 0 and H - 1.
+template <typename T> struct kp_im2col3_item {
+    const kp_spatial_args &a;
+    const T *src;
+    T *dst;
+    KP_DEVICE void operator()(uint32_t plane, int iy, int x0) const {
+        constexpr int IN = (int)(16 / sizeof(T));
+        const int h = (int)a.h, w = (int)a.w;
+        const T *row = src + (int64_t)plane * a.src_stride[1] + iy * (int)a.src_stride[2] + x0;
+        const kp_vec16<T> mid = *(const kp_vec16<T> *)row;
+        const uint32_t prev = x0 > 0 ? kp_bits32(row[-1]) : 0;
+        const uint32_t next = x0 + IN < w ? kp_bits32(row[IN]) : 0;
+        kp_vec16<T> v[3];
+        v[0] = kp_shift_run(mid, prev, next, -1);
+        v[1] = mid;
+        v[2] = kp_shift_run(mid, prev, next, 1);
+        const int64_t ds1 = a.dst_stride[1];
+        const int ds2 = (int)a.dst_stride[2];
+        T *out = dst + (int64_t)plane * 9 * ds1 + x0;
+#pragma unroll
+        for (int i = 0; i < 3; i++) {
+            const int y = iy + 1 - i;
+            if ((unsigned)y < (unsigned)h) {
+#pragma unroll
+                for (int j = 0; j < 3; j++)
+                    *(kp_vec16<T> *)(out + (3 * i + j) * ds1 + y * ds2) = v[j];
+            }
+        }
+        const kp_vec16<T> zero = {};
+        if (iy == 0) {
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                *(kp_vec16<T> *)(out + j * ds1) = zero;
+        }
+        if (iy == h - 1) {
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                *(kp_vec16<T> *)(out + (6 + j) * ds1 + (h - 1) * ds2) = zero;
+        }
+    }
+};
+
+// max_pool2d 3x3, stride 2, padding 1, W = 2 W_out, 16-bit types: item row
+// k makes output rows 2k and 2k + 1 (if there is one), columns x0 .. x0 + 3
+// (x0 = b / 2), from image rows 4k - 1 .. 4k + 3, each loaded once: its 8
+// columns from b = 2 x0 as 16 bytes and the column before. The taps are
+// those of kp_pool_window, in the same order; rows and the column outside
+// the image are skipped or read as -inf, which cannot change a maximum.
+template <typename T> struct kp_max3s2_pairs_item {
+    const kp_spatial_args &a;
+    const T *src;
+    T *dst;
+    KP_DEVICE void operator()(uint32_t plane, int k, int b) const {
+        typedef typename kp_compute<T>::type C;
+        static_assert(sizeof(T) == 2, "8 columns in 16 bytes");
+        const kp_max_red<C> red{kp_lowest<C>()};
+        const int h = (int)a.h, s2 = (int)a.src_stride[2];
+        const T *base = src + (int64_t)plane * a.src_stride[1] + b;
+        kp_vec16<T> mid[5];
+        T before[5];
+        bool ok[5];
+#pragma unroll
+        for (int t = 0; t < 5; t++) {
+            const int iy = 4 * k - 1 + t;
+            ok[t] = (unsigned)iy < (unsigned)h;
+            const T *row = base + (ok[t] ? iy * s2 : 0);
+            if (ok[t]) {
+                mid[t] = *(const kp_vec16<T> *)row;
+                before[t] = row[b > 0 ? -1 : 0];
+            }
+        }
+        C acc0[4], acc1[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            acc0[u] = acc1[u] = red.pad;
+#pragma unroll
+        for (int t = 0; t < 5; t++) {
+            if (!ok[t])
+                continue;
+            C e[9];  // columns b - 1 .. b + 7
+            e[0] = b > 0 ? kp_load(before[t]) : red.pad;
+#pragma unroll
+            for (int u = 0; u < 8; u++)
+                e[u + 1] = kp_load(mid[t].v[u]);
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int j = 0; j < 3; j++) {
+                    if (t <= 2)
+                        red.tap(acc0[u], e[2 * u + j]);
+                    if (t >= 2)
+                        red.tap(acc1[u], e[2 * u + j]);
+                }
+        }
+        kp_vec8<T> o0, o1;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            o0.v[u] = kp_store<T>(acc0[u]);
+            o1.v[u] = kp_store<T>(acc1[u]);
+        }
+        const int ds2 = (int)a.dst_stride[2];
+        T *out = dst + (int64_t)plane * a.dst_stride[1] + 2 * k * ds2 + b / 2;
+        *(kp_vec8<T> *)out = o0;
+        if (2 * k + 1 < (int)a.h_out)
+            *(kp_vec8<T> *)(out + ds2) = o1;
+    }
+};
+
+// The max_pool2d walk of KP_SPATIAL_FAST_PAIRS, or false.
+template <typename T> KP_DEVICE bool kp_max_pool_pairs(const kp_spatial_args &a, const T *src, T *dst) {
+    if constexpr (sizeof(T) == 2 && kp_fast_float<T>::value) {
+        if ((a.flags & KP_SPATIAL_FAST_PAIRS) && ((uintptr_t)src & 15) == 0 && ((uintptr_t)dst & 7) == 0) {
+            kp_image_items<8>(a, (uint32_t)(a.h_out + 1) / 2, kp_max3s2_pairs_item<T>{a, src, dst});
+            return true;
+        }
+    }
+    return false;
+}
+
+// The image-side walk of op OP where the launcher set its flag and the
+// bases are aligned (uniform over the grid); false where the kernel must
+// walk the output.
+template <template <typename, typename> class OP, typename T> struct kp_image_walk {
+    static KP_DEVICE bool go(const kp_spatial_args &, const T *, T *) { return false; }
+};
+template <typename T> KP_DEVICE bool kp_bases16(const T *src, const T *dst) {
+    return (((uintptr_t)src | (uintptr_t)dst) & 15) == 0;
+}
+template <typename T> struct kp_image_walk<kp_im2col_op, T> {
+    static KP_DEVICE bool go(const kp_spatial_args &a, const T *src, T *dst) {
+        if constexpr (sizeof(T) == 2 && kp_fast_bits<T>::value) {
+            if ((a.flags & KP_SPATIAL_FAST_IM2COL3) && kp_bases16(src, dst)) {
+                kp_image_items<(int)(16 / sizeof(T))>(a, (uint32_t)a.h, kp_im2col3_item<T>{a, src, dst});
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
 template <typename T, typename O> using kp_max_pool_idx_op = kp_max_pool_op<T, O, true>;
 template <typename T, typename O> using kp_max_pool_val_op = kp_max_pool_op<T, O, false>;
 
@@ -809,7 +970,8 @@ template <typename T, typename O> using kp_max_pool_val_op = kp_max_pool_op<T, O
 #define KP_NO_RESTRICT
 #define KP_SPATIAL_KERNEL(KNAME, OP, NAME, T, R)                                                 \
     KP_KERNEL KP_SPATIAL_BOUNDS void KNAME##_##NAME(kp_spatial_args a, const T *R src, T *R dst) { \
-        KP_SPATIAL_DISPATCH(OP, T, src);                                                       \
+        if (!kp_image_walk<OP, T>::go(a, src, dst))                                            \
+            KP_SPATIAL_DISPATCH(OP, T, src);                                                   \
     }
 
 #define KP_IM2COL(NAME, T) KP_SPATIAL_KERNEL(im2col, kp_im2col_op, NAME, T, KP_RESTRICT)
@@ -823,7 +985,7 @@ template <typename T, typename O> using kp_max_pool_val_op = kp_max_pool_op<T, O
         uint32_t *KP_RESTRICT idx) {                                                           \
         if (idx)                                                                               \
             KP_SPATIAL_DISPATCH(kp_max_pool_idx_op, T, src, idx);                              \
-        else                                                                                   \
+        else if (!kp_max_pool_pairs<T>(a, src, dst))                                          \
             KP_SPATIAL_DISPATCH(kp_max_pool_val_op, T, src, idx);                              \
     }
 

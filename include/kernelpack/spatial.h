@@ -32,8 +32,12 @@
  * stride 2 or 3x3 at stride 2 with padding 1, im2col and col2im with
  * stride and dilation 1 along W and taps at most one column from the
  * output's (e.g. 3x3 padding 1), nearest upsampling by 2 or 1 and bilinear
- * upsampling by 2 without align_corners. Other cases compute each element
- * on its own. */
+ * upsampling by 2 without align_corners. For 16-bit types with such
+ * sources and packed NCHW outputs (planes one after another), im2col with
+ * a 3x3 window at stride, padding and dilation 1 and max pooling without
+ * indices, 3x3 at stride 2 with padding 1 and W even, read each source row
+ * once for several output rows. Other cases compute each element on its
+ * own. */
 #ifndef KERNELPACK_SPATIAL_H
 #define KERNELPACK_SPATIAL_H
 

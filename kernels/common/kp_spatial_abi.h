@@ -32,6 +32,23 @@
 #define KP_SPATIAL_FAST_K3S2P1 32   /* pools: 3x3 window, stride 2, padding 1, no dilation */
 #define KP_SPATIAL_FAST_SHIFT 64    /* im2col/col2im: along x, stride and dilation 1 and
                                        every tap's offset j - padding in -1..1 */
+/* Walks of the image side instead of the output (kernels/spatial.cu), an
+ * item being 16 bytes of one image row: src and dst rows contiguous along
+ * x, W a multiple of an item's elements, every stride of both operands but
+ * N's a multiple of 16 bytes (dst's of 8 for KP_SPATIAL_FAST_PAIRS), N's C
+ * times C's (the plane index n * C + c gives the offsets), fewer than 2^31
+ * items, and the div slots 3 and 4 (no window strides there) divide by the
+ * items a row and the item rows a plane. The kernels check the bases'
+ * alignment. */
+#define KP_SPATIAL_FAST_IM2COL3 128 /* im2col of 16-bit types: 3x3 window, stride,
+                                       padding and dilation 1: an image row's item
+                                       stores the 9 column rows it fills (item rows a
+                                       plane: H) */
+#define KP_SPATIAL_FAST_PAIRS 512   /* max_pool2d of 16-bit types without indices, 3x3
+                                       window, stride 2, padding 1, W = 2 W_out: item
+                                       row k makes the 4 outputs of output rows 2k and
+                                       2k + 1 from the 5 image rows they read (item
+                                       rows a plane: H_out / 2 rounded up) */
 
 struct kp_spatial_args {
     int64_t rows, row_len;

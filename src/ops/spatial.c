@@ -180,6 +180,53 @@ static int32_t fast_flags(const struct kp_spatial_args *a, enum kp_family_id fam
     return flags;
 }
 
+/* Whether the image side of the problem can be walked in items of its rows
+ * (KP_SPATIAL_FAST_IM2COL3, KP_SPATIAL_FAST_PAIRS; the conditions of
+ * kp_spatial_abi.h), as the flag to set or 0; *cols gets the image columns
+ * of an item (16 bytes' worth) and *item_rows the item rows of a plane.
+ * vec: elements of 16 bytes; indices: max_pool2d's. */
+static int32_t image_walk_flag(const struct kp_spatial_args *a, enum kp_family_id family,
+                               bool indices, int64_t vec, int64_t *cols, int64_t *item_rows)
+{
+    const int64_t *s = a->src_stride, *d = a->dst_stride;
+    int32_t flag = 0;
+    int64_t dst_vec = vec; /* dst strides' multiple (16 or 8 bytes) */
+    *cols = vec;
+    if (family == KP_KF_IM2COL && vec == 8 && a->kernel[0] == 3 && a->kernel[1] == 3) {
+        bool ones = true;
+        for (int k = 0; k < 2; k++)
+            ones = ones && a->stride[k] == 1 && a->padding[k] == 1 && a->dilation[k] == 1;
+        if (ones) {
+            flag = KP_SPATIAL_FAST_IM2COL3;
+            *item_rows = a->h;
+        }
+    }
+    if (family == KP_KF_MAX_POOL2D && !indices && vec == 8 && a->kernel[0] == 3 &&
+        a->kernel[1] == 3 && a->w == 2 * a->w_out && a->h_out == (a->h - 1) / 2 + 1) {
+        bool window = true;
+        for (int k = 0; k < 2; k++)
+            window = window && a->stride[k] == 2 && a->padding[k] == 1 && a->dilation[k] == 1;
+        if (window) {
+            flag = KP_SPATIAL_FAST_PAIRS;
+            *item_rows = (a->h_out + 1) / 2;
+            dst_vec = 4;
+        }
+    }
+    if (!flag || a->order != KP_SPATIAL_ROWS_NCH || s[3] != 1 || d[3] != 1 || a->w % *cols != 0)
+        return 0;
+    const int64_t taps = flag == KP_SPATIAL_FAST_IM2COL3 ? 9 : 1;
+    if (a->n > 1 && (s[0] != a->c * s[1] || d[0] != taps * a->c * d[1]))
+        return 0;
+    for (int k = 1; k < 3; k++)
+        if (s[k] % vec != 0 || d[k] % dst_vec != 0)
+            return 0;
+    if (d[2] * a->h_out >= ((int64_t)1 << 31) ||
+        (uint64_t)(a->n * a->c) * (uint64_t)*item_rows * (uint64_t)(a->w / *cols) >=
+            ((uint64_t)1 << 31))
+        return 0;
+    return flag;
+}
+
 /* Elements of a row's output a thread step computes (its run), as
  * kernels/spatial.cu's ops say (vec): 16 bytes' worth, but 4 for the pools'
  * 16-bit types (kp_pool_run_elems()). */
@@ -191,10 +238,11 @@ static int64_t run_elements(enum kp_family_id family, int64_t es)
 }
 
 static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
-                        struct kp_spatial_args *a, void **args)
+                        struct kp_spatial_args *a, bool indices, void **args)
 {
     const int64_t es = (int64_t)kp_dtype_size(dtype), vec = run_elements(family, es);
     const uint64_t runs = (uint64_t)a->rows * (uint64_t)((a->row_len + vec - 1) / vec);
+    uint64_t items = runs;
     if (fits_32_bits(a, family, runs)) {
         a->flags |= fast_flags(a, family, 16 / es);
         /* Upsampling has no window: its zeros divide by 1. */
@@ -205,8 +253,17 @@ static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dt
         a->flags |= KP_SPATIAL_SMALL;
         for (int k = 0; k < 7; k++)
             kp_spatial_div_magic((uint32_t)divisors[k], &a->div_mul[k], &a->div_shift[k]);
+        int64_t cols = 0, item_rows = 0;
+        const int32_t walk = image_walk_flag(a, family, indices, 16 / es, &cols, &item_rows);
+        if (walk) {
+            /* Slots 3 and 4 (window strides, which these ops do not read). */
+            items = (uint64_t)(a->n * a->c) * (uint64_t)item_rows * (uint64_t)(a->w / cols);
+            a->flags |= walk;
+            kp_spatial_div_magic((uint32_t)(a->w / cols), &a->div_mul[3], &a->div_shift[3]);
+            kp_spatial_div_magic((uint32_t)item_rows, &a->div_mul[4], &a->div_shift[4]);
+        }
     }
-    struct kp_launch_dims dims = kp_launch_1d(stream->device, runs, KP_SPATIAL_BLOCK);
+    struct kp_launch_dims dims = kp_launch_1d(stream->device, items, KP_SPATIAL_BLOCK);
     return kp_launch_family(stream, family, dtype, &dims, args);
 }
 
@@ -265,7 +322,7 @@ static kp_status launch_op(const char *fn, kp_stream *stream, enum kp_family_id 
     void *s = kp_tensor_base(src), *y = kp_tensor_base(dst);
     void *ix = indices ? kp_tensor_base(indices) : NULL;
     void *args[] = {a, &s, &y, &ix};
-    return launch(stream, family, dtype, a, args);
+    return launch(stream, family, dtype, a, indices != NULL, args);
 }
 
 /* ---- im2col / col2im */
