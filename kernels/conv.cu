@@ -1,17 +1,19 @@
 // conv: convolutions as tiled implicit GEMMs. Per group, a block computes a
-// KP_CONV_TILE_M x BN tile of (output channel x output pixel); the
-// reduction over (input channel, tap) runs in BK-deep steps, each staging a
-// weight tile and an input tile gathered on the fly (im2col index math,
-// zeros for taps in the padding) in shared memory, double-buffered through
-// registers: the next step's global loads are in flight while this step
-// multiplies. conv_transpose_* is the same GEMM with a gather that maps
-// each output pixel and tap back to the input pixel it comes from (taps
-// whose position is not a multiple of the stride read 0); the launcher
-// uses it only where stride and dilation both exceed 1, and otherwise runs
-// the transposed conv as one conv_* per output phase. Where the channels
-// per group are a multiple of the step depth, the reduction runs tap-major
-// (kp_conv_tap_step): a step then lies in one tap and the gather checks
-// its bounds once; otherwise in the weight's own (c, i, j) order.
+// tile of (output channel x output pixel), KP_CONV_TILE_M (f16/bf16:
+// KP_CONV_TILE_M_16) x BN; the reduction over (input channel, tap) runs in
+// BK-deep steps, each staging a weight tile and an input tile gathered on
+// the fly (im2col index math, zeros for taps in the padding) in shared
+// memory, double-buffered through registers: the next step's global loads
+// are in flight while this step multiplies. conv_transpose_* is the same
+// GEMM with a gather that maps each output pixel and tap back to the input
+// pixel it comes from (taps whose position is not a multiple of the stride
+// read 0); the launcher uses it only where stride and dilation both exceed
+// 1, and otherwise runs the transposed conv as one conv_* per output phase
+// (the phases share a launch: block z runs kp_conv_launch::conv[z]). Where
+// the channels per group are a multiple of the step depth, the reduction
+// runs tap-major (kp_conv_tap_step): a step then lies in one tap and the
+// gather checks its bounds once; otherwise in the weight's own (c, i, j)
+// order.
 //
 // The multiply: a SIMT register tile on every target; f16/bf16 on NVIDIA
 // sm_80+ use mma.sync tensor-core instructions instead (kp_mma.cuh).
@@ -75,10 +77,10 @@ struct kp_conv_cursor {
 // Tap-major reduction, k = (i * k_w + j) * c_in_group + c, for convs whose
 // channels per group are a multiple of the step depth: a step then lies in
 // one tap, so the input gather checks that tap's bounds once and steps
-// through channels with one add per element.
-// The step's offsets into the weights and src are kept up to date with
-// adds (the same for every thread: uniform registers) rather than
-// recomputed with three 64-bit multiplies each a step.
+// through channels with one add per element. The step's offsets into the
+// weights and src are kept up to date with adds (the same for every
+// thread: uniform registers) rather than recomputed with three 64-bit
+// multiplies each a step.
 struct kp_conv_tap_step {
     int32_t i, j, c0;   // the step's tap and first channel
     int32_t dy, dx;     // the tap's offset in src pixels: i * dil_h, j * dil_w
@@ -190,9 +192,6 @@ struct kp_conv_gcursor {
 template <bool TR, typename A, typename B> struct kp_conv_pick { typedef A type; };
 template <typename A, typename B> struct kp_conv_pick<false, A, B> { typedef B type; };
 
-// One GEMM column: output pixel p, gathered from src. For conv, tap (i, j)
-// reads src[y*s - p + i*d]; for the transposed conv, the input pixel iy
-// with iy*s = y + p - i*d, if that is a whole number in range.
 // Output pixel p as (n, y, x); 32-bit division where every pixel index
 // fits, which is most problems (64-bit division costs several times more).
 KP_DEVICE void kp_conv_split(const kp_conv_args &a, int64_t p, int64_t &n, int32_t &y, int32_t &x) {
@@ -210,6 +209,9 @@ KP_DEVICE void kp_conv_split(const kp_conv_args &a, int64_t p, int64_t &n, int32
     y = (int32_t)(r - n * a.out_h);
 }
 
+// One GEMM column: output pixel p, gathered from src. For conv, tap (i, j)
+// reads src[y*s - p + i*d]; for the transposed conv, the input pixel iy
+// with iy*s = y + p - i*d, if that is a whole number in range.
 template <bool TR> struct kp_conv_pixel {
     typedef typename kp_conv_pick<TR, kp_conv_cursor, kp_conv_gcursor>::type cursor;
     int64_t base;   // src offset of (n, the group's first channel)
@@ -465,14 +467,16 @@ KP_DEVICE void kp_conv_store_pair(T *dst, const int64_t (&pix)[2], const kp_conv
 // ---- the tensor-core tile (16-bit inputs, NVIDIA sm_80+): 128 output
 // channels x 128 pixels, so a block gathers each input element of its
 // pixels once for all 128 channels. 8 warps of 32 lanes as 2 x 4, each
-// owning 64 x 32 as 4 x 4 m16n8k16 products. Shared memory keeps both
-// operands k-contiguous in 80-byte rows: 16-byte aligned for ldmatrix, and
-// any 8 consecutive rows fall in 8 different 16-byte bank groups.
+// owning 64 x 32 as 4 x 4 m16n8k16 products over 16-deep steps (32-deep
+// ones need more than 128 registers; one block an SM measured slower).
+// Shared memory keeps both operands k-contiguous in 48-byte rows: 16-byte
+// aligned for ldmatrix, and any 8 consecutive rows fall in 8 different
+// 16-byte bank groups.
 template <typename T> struct kp_conv_mma_tile {
     static constexpr int BM = KP_CONV_TILE_M_16, BN = KP_CONV_TILE_N, BK = 16;
     static constexpr int LD = BK + 8;
     static_assert(BM * BN == KP_CONV_BLOCK * 64, "8 warps of 64 x 32");
-    // Weights: a thread loads the depth pair 2 * (t % 16) of rows t / 16 +
+    // Weights: a thread loads the depth pair 2 * (t % 8) of rows t / 8 +
     // A_STEP * r, stored as one word; input: pixel t % BN, depths
     // (t / BN) * B_PER.. as 16-byte stores.
     static constexpr int A_STEP = KP_CONV_BLOCK / (BK / 2), A_PER = BM / A_STEP;
