@@ -735,10 +735,19 @@ template <typename T, typename O> struct kp_bilinear_op {
         typedef typename kp_compute<T>::type C;
         constexpr int VEC = (int)(16 / sizeof(T)), HALF = VEC / 2;
         const int x0 = p.x, w = (int)a.w, b = x0 / 2;
+        static_assert(sizeof(C) == 4, "the fast path computes in f32");
         if (!(a.flags & KP_SPATIAL_ROWS16) || (a.flags & KP_SPATIAL_ALIGN_CORNERS) || count < VEC ||
-            a.w_out > (1 << 22) || b + HALF > w || kp_resize_scale<C>(a.scale[1], a.w, a.w_out) != (C)0.5)
+            a.w_out > (1 << 22) || b + HALF > w || a.bilinear_step[1] != 0.5f)
             return false;
-        const kp_lerp_tap<C> ty = kp_bilinear_tap<C>(p.y, a.h, a.h_out, a.scale[0], false);
+        // kp_bilinear_tap's half-pixel mapping, its step set by the launcher.
+        kp_lerp_tap<C> ty;
+        {
+            const C r_half = a.bilinear_step[0] * ((C)p.y + (C)0.5) - (C)0.5;
+            const C r = r_half < (C)0 ? (C)0 : r_half;
+            ty.i0 = (int)r;
+            ty.step = ty.i0 < a.h - 1 ? 1 : 0;
+            ty.w1 = r - (C)ty.i0;
+        }
         const T *plane = src + p.n * a.src_stride[0] + p.c * a.src_stride[1] + b;
         const T *r0 = plane + ty.i0 * (int)a.src_stride[2];
         const T *r1 = plane + (ty.i0 + ty.step) * (int)a.src_stride[2];

@@ -65,6 +65,10 @@ struct kp_spatial_args {
     int64_t dst_stride[4];
     int64_t idx_stride[4];
     double scale[2];          /* upsampling: source coordinate per output step (h, w) */
+    /* Bilinear upsampling without align_corners: PyTorch's f32 source step
+     * (1 / scale_factor, else in / out, in f32), set once by the launcher
+     * for the whole-row fast path instead of divided out per run. */
+    float bilinear_step[2];
     /* With KP_SPATIAL_SMALL: dividing an index n < 2^31 by the runs per row,
      * d2, d1, the two window strides, the window's taps (kH*kW) and its
      * width, as kp_spatial_div_magic() sets up. */

@@ -565,6 +565,9 @@ static kp_status upsample(const char *fn, kp_stream *stream, const kp_tensor *ds
     /* The kernels use 1 / scale_factor as given, else in / out. */
     for (int d = 0; scales && !copy && d < 2; d++)
         a.scale[d] = 1.0 / scales[d];
+    const int64_t in[2] = {im.h, im.w}, outs[2] = {out.h, out.w};
+    for (int d = 0; d < 2; d++)  /* as kp_resize_scale<float>() computes it */
+        a.bilinear_step[d] = a.scale[d] > 0 ? (float)a.scale[d] : (float)in[d] / (float)outs[d];
     const int64_t walk[4] = {im.n, im.c, out.h, out.w};
     return launch_op(fn, stream, family, src->dtype, &a, dst, out.stride, src, im.stride, NULL,
                      all_channels_last(&im, dst, NULL), walk);
