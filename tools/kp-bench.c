@@ -155,9 +155,9 @@ BINARY_RUN(le, KP_BINARY_LE)
 BINARY_RUN(gt, KP_BINARY_GT)
 BINARY_RUN(ge, KP_BINARY_GE)
 
-/* lhs viewed as rows x cols plus one row of rhs broadcast down the rows
- * (a bias add): the strided path. */
-static kp_status run_add_row_broadcast(const struct bench_io *io)
+/* dst = lhs + rhs over rows x cols, all contiguous but rhs, whose strides
+ * are rhs_strides (a 0 broadcasts it along that dim): the strided path. */
+static kp_status run_add_broadcast(const struct bench_io *io, const int64_t rhs_strides[2])
 {
     int64_t rows, cols;
     square_shape(io->n, &rows, &cols);
@@ -168,8 +168,15 @@ static kp_status run_add_row_broadcast(const struct bench_io *io)
         st = kp_layout_contiguous(&lhs.layout, 2, shape);
     if (st == KP_OK)
         st = kp_layout_contiguous(&rhs.layout, 2, shape);
-    rhs.layout.strides[0] = 0;
+    rhs.layout.strides[0] = rhs_strides[0];
+    rhs.layout.strides[1] = rhs_strides[1];
     return st == KP_OK ? kp_binary(io->stream, KP_BINARY_ADD, &dst, &lhs, &rhs) : st;
+}
+
+/* One row of rhs broadcast down the rows (a bias add). */
+static kp_status run_add_row_broadcast(const struct bench_io *io)
+{
+    return run_add_broadcast(io, (const int64_t[2]){0, 1});
 }
 
 static uint64_t bytes_row_broadcast(const struct bench_case *c, kp_dtype dtype, uint64_t n)
@@ -180,22 +187,11 @@ static uint64_t bytes_row_broadcast(const struct bench_case *c, kp_dtype dtype, 
     return (2 * (uint64_t)rows + 1) * (uint64_t)cols * kp_dtype_size(dtype);
 }
 
-/* lhs viewed as rows x cols plus one value of rhs a row, broadcast along it
- * (x[M, N] + b[M, 1], a per-row scale or shift): rhs's innermost stride is 0. */
+/* One value of rhs a row, broadcast along it (x[M, N] + b[M, 1], a per-row
+ * scale or shift): rhs's innermost stride is 0. */
 static kp_status run_add_col_broadcast(const struct bench_io *io)
 {
-    int64_t rows, cols;
-    square_shape(io->n, &rows, &cols);
-    int64_t shape[2] = {rows, cols};
-    kp_tensor dst = *io->out, lhs = io->in[0], rhs = io->in[1];
-    kp_status st = kp_layout_contiguous(&dst.layout, 2, shape);
-    if (st == KP_OK)
-        st = kp_layout_contiguous(&lhs.layout, 2, shape);
-    if (st == KP_OK)
-        st = kp_layout_contiguous(&rhs.layout, 2, shape);
-    rhs.layout.strides[0] = 1;
-    rhs.layout.strides[1] = 0;
-    return st == KP_OK ? kp_binary(io->stream, KP_BINARY_ADD, &dst, &lhs, &rhs) : st;
+    return run_add_broadcast(io, (const int64_t[2]){1, 0});
 }
 
 static uint64_t bytes_col_broadcast(const struct bench_case *c, kp_dtype dtype, uint64_t n)
