@@ -438,6 +438,10 @@ static const struct resize_case resize_cases[] = {
     {1, 2, 4, 16, 8, 31, true, {2.0, 2.0}, NCHW0},      /* scale 1/2, 31 columns */
     {2, 2, 3, 16, 3, 16, false, {0, 0}, NCHW0},         /* same size */
     {1, 2, 3, 16, 6, 16, false, {0, 0}, NCHW0},         /* x1 along x */
+    /* x2 both ways at the fast paths' edges */
+    {1, 2, 1, 16, 2, 32, false, {0, 0}, NCHW0},         /* one image row */
+    {3, 2, 7, 8, 14, 16, false, {0, 0}, NCHW0},         /* 16 bytes of 16-bit source a row */
+    {2, 1, 2, 24, 4, 48, false, {0, 0}, NCHW0},
 };
 
 static void resize_operands(const struct resize_case *c, kp_dtype dt, struct operand *src,
