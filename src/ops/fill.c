@@ -48,19 +48,55 @@ static kp_status launch_copy2d(kp_stream *stream, kp_dtype dtype, void *y, uint6
     return kp_launch_family(stream, KP_KF_COPY2D, dtype, &dims, args);
 }
 
-/* y (rows x cols, row stride y_stride) = the transpose of x (cols x rows, row
- * stride x_stride), through shared-memory tiles of 32 x 32. */
-static kp_status launch_transpose2d(kp_stream *stream, kp_dtype dtype, void *y, uint64_t y_stride,
-                                    const void *x, uint64_t x_stride, uint64_t rows, uint64_t cols)
+/* A copy that transposes the last two dims of a merged layout (rank 2, or
+ * rank 3 whose first dim counts the matrices): dst contiguous along one
+ * and src along the other, neither along both. */
+struct transpose_plan {
+    uint64_t rows, cols, y_stride, x_stride, batch, y_batch, x_batch;
+};
+
+static bool transpose_plan_of(const struct kp_strided *l, struct transpose_plan *p)
 {
-    uint64_t tiles_c = (cols + 31) / 32, tiles_r = (rows + 31) / 32;
+    if (l->rank != 2 && l->rank != 3)
+        return false;
+    const int a = l->rank - 2, b = l->rank - 1;  /* the two transposed dims */
+    const int64_t *dst = l->stride[0], *src = l->stride[1];
+    int r, c;  /* dst's contiguous dim c, src's r: y[r][c] = x[c][r] */
+    if (dst[b] == 1 && src[a] == 1 && dst[a] != 1 && src[b] != 1) {
+        r = a;
+        c = b;
+    } else if (dst[a] == 1 && src[b] == 1 && dst[b] != 1 && src[a] != 1) {
+        r = b;
+        c = a;
+    } else {
+        return false;
+    }
+    *p = (struct transpose_plan){(uint64_t)l->shape[r], (uint64_t)l->shape[c], (uint64_t)dst[r],
+                                 (uint64_t)src[c], 1, 0, 0};
+    if (l->rank == 3) {
+        p->batch = (uint64_t)l->shape[0];
+        p->y_batch = (uint64_t)dst[0];
+        p->x_batch = (uint64_t)src[0];
+    }
+    return true;
+}
+
+/* The plan through shared-memory tiles (kernels/fill.cu) of 64 x 64
+ * elements for 2- and 4-byte ones, else 32 x 32. */
+static kp_status launch_transpose(kp_stream *stream, kp_dtype dtype, void *y, const void *x,
+                                  const struct transpose_plan *p)
+{
+    const size_t es = kp_dtype_size(dtype);
+    const uint64_t t = es == 2 || es == 4 ? 64 : 32;
+    uint64_t tiles_c = (p->cols + t - 1) / t, tiles_r = (p->rows + t - 1) / t * p->batch;
     uint64_t cap = (uint64_t)stream->device->info.multiprocessors * 16;
     uint64_t gx = tiles_c < cap ? tiles_c : cap;
     uint64_t gy = tiles_r < 65535 ? tiles_r : 65535;
     if (gx * gy > cap && cap / gx >= 1)
         gy = cap / gx;
     struct kp_launch_dims dims = {{(unsigned)gx, (unsigned)(gy ? gy : 1), 1}, {32, 8, 1}, 0};
-    void *args[] = {&rows, &cols, &x, &x_stride, &y, &y_stride};
+    void *args[] = {(void *)&p->rows, (void *)&p->cols, &x, (void *)&p->x_stride, &y,
+                    (void *)&p->y_stride, (void *)&p->batch, (void *)&p->x_batch, (void *)&p->y_batch};
     return kp_launch_family(stream, KP_KF_TRANSPOSE2D, dtype, &dims, args);
 }
 
@@ -94,10 +130,9 @@ kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
         return launch_copy2d(stream, dst->dtype, y, (uint64_t)layout.stride[0][0], x,
                              (uint64_t)layout.stride[1][0], (uint64_t)layout.shape[0],
                              (uint64_t)layout.shape[1]);
-    if (layout.rank == 2 && layout.stride[0][1] == 1 && layout.stride[1][0] == 1)
-        return launch_transpose2d(stream, dst->dtype, y, (uint64_t)layout.stride[0][0], x,
-                                  (uint64_t)layout.stride[1][1], (uint64_t)layout.shape[0],
-                                  (uint64_t)layout.shape[1]);
+    struct transpose_plan plan;
+    if (transpose_plan_of(&layout, &plan))
+        return launch_transpose(stream, dst->dtype, y, x, &plan);
     struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2, es);
     void *args[] = {&n, &layout, &x, &y};
     return kp_launch_family(stream, KP_KF_COPY_STRIDED, dst->dtype, &dims, args);

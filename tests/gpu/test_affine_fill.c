@@ -70,6 +70,11 @@ static const struct layout_case cases[] = {
     {"contiguous offset", 2, {33, 65}, {0}, {0}, 3, 1},
     {"transposed src", 2, {37, 53}, {0}, {1, 37}, 0, 5},
     {"transposed many tiles", 2, {1000, 777}, {800, 1}, {1, 1003}, 3, 2},
+    {"transposed even strides", 2, {200, 130}, {0}, {1, 200}, 0, 0},  /* 16-bit words, edge tiles */
+    {"transposed odd dst offset", 2, {128, 64}, {0}, {1, 128}, 1, 0},
+    {"batched transpose", 3, {3, 70, 65}, {0}, {4550, 1, 70}, 0, 0},
+    {"batched transpose even strides", 3, {2, 128, 66}, {0}, {8448, 1, 128}, 0, 0},
+    {"batched transpose into channels-last", 3, {2, 40, 96}, {3840, 1, 40}, {0}, 0, 2},
     {"short rows", 3, {2000, 3, 3}, {0}, {9, 1, 3}, 0, 0},
     {"strided dst", 2, {19, 23}, {47, 2}, {0}, 1, 0},
     {"broadcast src", 3, {4, 5, 129}, {0}, {0, 129, 1}, 0, 0},
