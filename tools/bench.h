@@ -105,9 +105,27 @@ struct bench_table {
     void (*run)(struct bench *b, size_t i, struct result *r);
 };
 
+/* What the module tables share (bench_util.c). */
+/* Clears *r and names it after e; sets elements and bytes (dtype and
+ * out_dtype: e's) and measures the copy reference for those bytes. False,
+ * with r's error set, when that measurement failed. */
+bool result_begin(struct bench *b, const struct bench_entry *e, uint64_t elements, uint64_t bytes,
+                  struct result *r);
+/* *t = a contiguous tensor of `rank` dims over buf. */
+kp_status view_contiguous(kp_buffer *buf, kp_dtype dtype, int rank, const int64_t *shape, kp_tensor *t);
+/* Allocates `count` buffers of `bytes`, uploads host into the first and
+ * copies it to the others (sets of ids that rotate with their sources).
+ * The caller destroys every entry of bufs (which come in NULL). */
+kp_status upload_copies(struct bench *b, const void *host, size_t bytes, int count, kp_buffer **bufs);
+
 extern const struct bench_table bench_quantized_table;
 extern const struct bench_table bench_conv_table;
 extern const struct bench_table bench_spatial_table;
 extern const struct bench_table bench_rows_table;
+extern const struct bench_table bench_sort_table;
+extern const struct bench_table bench_indexing_table;
+extern const struct bench_table bench_rope_table;
+extern const struct bench_table bench_layout_table;
+extern const struct bench_table bench_reduce_table;
 
 #endif

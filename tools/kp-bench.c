@@ -419,8 +419,9 @@ static const struct bench_case cases[] = {
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
 /* Module tables (bench.h): cases with fixed shapes, after the ones above. */
-static const struct bench_table *const tables[] = {&bench_quantized_table, &bench_conv_table,
-                                                   &bench_spatial_table, &bench_rows_table};
+static const struct bench_table *const tables[] = {
+    &bench_quantized_table, &bench_conv_table, &bench_spatial_table, &bench_rows_table, &bench_sort_table,
+    &bench_indexing_table,  &bench_rope_table, &bench_layout_table,  &bench_reduce_table};
 #define N_TABLES (sizeof(tables) / sizeof(tables[0]))
 
 /* ---- options */
@@ -455,6 +456,10 @@ static void usage(FILE *f)
             "Row cases with a variant wN xR (softmax, log_softmax, rmsnorm, layernorm) run on\n"
             "R rows of width N (vocabulary and hidden widths; 8 rows and about 2^25 elements)\n"
             "whatever --elements says, their source rotating in the same way.\n"
+            "argsort (wN xR), gather, scatter, scatter_add, index_add and rope also run on\n"
+            "fixed shapes the variant names; permute (permuted copies) and the 3-d sum and\n"
+            "max (dimK of AxBxN) size their free dim (a capital letter) by --elements. Their\n"
+            "sources rotate likewise; bench_<module>.c says what each counts as bytes.\n"
             "Exit status: 0 all cases ran, 1 a case failed, 2 bad usage, 77 no GPU.\n");
 }
 
