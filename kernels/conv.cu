@@ -13,7 +13,9 @@
 // the channels per group are a multiple of the step depth, the reduction
 // runs tap-major (kp_conv_tap_step): a step then lies in one tap and the
 // gather checks its bounds once; otherwise in the weight's own (c, i, j)
-// order.
+// order. The f16/bf16 tensor-core tile has a third way for stride-1 convs
+// (kp_conv_halo): it stages each 16-channel chunk of the input rows its
+// pixels read once, and all taps read that halo.
 //
 // The multiply: a SIMT register tile on every target; f16/bf16 on NVIDIA
 // sm_80+ use mma.sync tensor-core instructions instead (kp_mma.cuh).
@@ -144,9 +146,10 @@ struct kp_conv_wrows {
         for (int r = 0; r < PER; r++, p = kp_conv_opaque(p + step))
             out[r] = r * STEP < rows ? kp_conv_ld<T>(p) : T();
     }
-    // Channels c0 + dc and c0 + dc + 1 of the step's tap at once.
-    template <int STEP, int PER, typename T>
-    KP_DEVICE void load_tap_pair(const kp_conv_args &a, const T *w, const kp_conv_tap_step &st,
+    // Channels c0 + dc and c0 + dc + 1 of the step's tap at once (any step
+    // that keeps w_off: kp_conv_tap_step, kp_conv_halo_step).
+    template <int STEP, int PER, typename T, class Step>
+    KP_DEVICE void load_tap_pair(const kp_conv_args &a, const T *w, const Step &st,
                                  int32_t dc, T (&lo)[PER], T (&hi)[PER]) const {
         const int64_t step = (int64_t)STEP * a.w_stride_m * (int64_t)sizeof(T);
         const int64_t next = a.w_stride_c * (int64_t)sizeof(T);
@@ -484,7 +487,10 @@ template <typename T> struct kp_conv_mma_tile {
     static_assert(A_PER * A_STEP == BM && B_PER % 8 == 0, "loads cover the tile");
     struct Smem {
         uint16_t a[2][BM][LD];
-        uint16_t b[2][BN][LD];
+        union {  // the gathered input tiles, or the halo path's two halos
+            uint16_t b[2][BN][LD];
+            uint16_t halo[2][KP_CONV_HALO_PIXELS][16];
+        };
     };
     struct Stage {
         T a[2][A_PER], b[B_PER];
@@ -515,46 +521,58 @@ template <typename T> struct kp_conv_mma_tile {
                     acc[i][j][e] = 0.0f;
     }
     static KP_DEVICE uint32_t pack(T lo, T hi) { return lo.bits | (uint32_t)hi.bits << 16; }
-    KP_DEVICE void stash(Smem &s, int buf, const Stage &r) const {
+    static KP_DEVICE void stash_a(Smem &s, int buf, const T (&ra)[2][A_PER]) {
         const int t = threadIdx.x;
 #pragma unroll
         for (int i = 0; i < A_PER; i++)
             *(uint32_t *)&s.a[buf][t / (BK / 2) + i * A_STEP][(t % (BK / 2)) * 2] =
-                pack(r.a[0][i], r.a[1][i]);
+                pack(ra[0][i], ra[1][i]);
+    }
+    KP_DEVICE void stash(Smem &s, int buf, const Stage &r) const {
+        const int t = threadIdx.x;
+        stash_a(s, buf, r.a);
         uint16_t *row = &s.b[buf][t % BN][(t / BN) * B_PER];
 #pragma unroll
         for (int i = 0; i < B_PER; i += 8)
             *(uint4 *)(row + i) = make_uint4(pack(r.b[i], r.b[i + 1]), pack(r.b[i + 2], r.b[i + 3]),
                                              pack(r.b[i + 4], r.b[i + 5]), pack(r.b[i + 6], r.b[i + 7]));
     }
-    KP_DEVICE void compute(const Smem &s, int buf) {
+    // This lane's ldmatrix row of B fragment pair q (q < 2) of a step:
+    // pixel col(q), depths kb()..kb() + 7 of the step's 16.
+    static KP_DEVICE int col(int q) {
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        return (warp % 4) * 32 + lane % 8 + (lane / 16) * 8 + q * 16;
+    }
+    static KP_DEVICE int kb() { return ((threadIdx.x % 32) / 8) % 2 * 8; }
+    // One step's products from weight rows a and this lane's B rows b0, b1
+    // (fragment pairs 0 and 1, see col).
+    KP_DEVICE void mma(const uint16_t (*a)[LD], const uint16_t *b0, const uint16_t *b1) {
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         const int row = (warp / 4) * 64 + lane % 8 + ((lane / 8) % 2) * 8;
-        const int col = (warp % 4) * 32 + lane % 8 + (lane / 16) * 8;
+        // ldmatrix x4 of B: matrices (n, k), (n, k + 8), (n + 8, k), (n + 8, k + 8)
+        // are b[0], b[1] of fragment j and of fragment j + 1.
+        uint32_t bf[4][2];
 #pragma unroll
-        for (int k = 0; k < BK; k += 16) {
-            // ldmatrix x4 of B: matrices (n, k), (n, k + 8), (n + 8, k), (n + 8, k + 8)
-            // are b[0], b[1] of fragment j and of fragment j + 1.
-            uint32_t bf[4][2];
-#pragma unroll
-            for (int j = 0; j < 4; j += 2) {
-                uint32_t r[4];
-                kp_ldmatrix_x4(r, &s.b[buf][col + j * 8][k + ((lane / 8) % 2) * 8]);
-                bf[j][0] = r[0];
-                bf[j][1] = r[1];
-                bf[j + 1][0] = r[2];
-                bf[j + 1][1] = r[3];
-            }
-            // A fragments one at a time: fewer live registers.
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                uint32_t af[4];
-                kp_ldmatrix_x4(af, &s.a[buf][row + i * 16][k + (lane / 16) * 8]);
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    kp_mma_16<T>::run(acc[i][j], af, bf[j]);
-            }
+        for (int j = 0; j < 4; j += 2) {
+            uint32_t r[4];
+            kp_ldmatrix_x4(r, j ? b1 : b0);
+            bf[j][0] = r[0];
+            bf[j][1] = r[1];
+            bf[j + 1][0] = r[2];
+            bf[j + 1][1] = r[3];
         }
+        // A fragments one at a time: fewer live registers.
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            uint32_t af[4];
+            kp_ldmatrix_x4(af, &a[row + i * 16][(lane / 16) * 8]);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                kp_mma_16<T>::run(acc[i][j], af, bf[j]);
+        }
+    }
+    KP_DEVICE void compute(const Smem &s, int buf) {
+        mma(s.a[buf], &s.b[buf][col(0)][kb()], &s.b[buf][col(1)][kb()]);
     }
     KP_DEVICE void store(const kp_conv_args &a, const T *bias, T *dst, int g, int32_t m0,
                          int64_t p0) const {
@@ -586,6 +604,204 @@ template <typename T> struct kp_conv_mma_tile {
             }
     }
 };
+
+// ---- the halo path of the tensor-core tile (stride 1, dilation 1, channels
+// per group a multiple of 16; the launcher sets halo_w where the halo fits):
+// each 16-channel chunk of the input rows that a pixel tile's taps read,
+// zeros outside the image, is staged once in shared memory, pixel-major
+// with the chunk's channels in one 32-byte row a pixel. Every tap's B
+// fragments then come from that halo by ldmatrix at a per-tap offset,
+// where the gathered tiles load each (pixel, tap) element anew.
+
+// The reduction chunk-major, taps inner: the k_h * k_w steps of a 16-channel
+// chunk share its halo. w_off is w_base + c0 * w_stride_c + i * w_stride_i
+// + j * w_stride_j: it carries the weight rows' own offset, one 64-bit
+// register fewer than keeping both.
+struct kp_conv_halo_step {
+    int32_t i, j, c0;
+    int64_t w_off;
+    KP_DEVICE void start(int64_t w_base) {
+        i = j = c0 = 0;
+        w_off = w_base;
+    }
+    KP_DEVICE void advance(const kp_conv_args &a, int32_t step) {
+        if (++j < a.k_w) {
+            w_off += a.w_stride_j;
+            return;
+        }
+        j = 0;
+        w_off -= (int64_t)(a.k_w - 1) * a.w_stride_j;
+        if (++i < a.k_h) {
+            w_off += a.w_stride_i;
+            return;
+        }
+        i = 0;
+        w_off += (int64_t)step * a.w_stride_c - (int64_t)(a.k_h - 1) * a.w_stride_i;
+        c0 += step;
+    }
+};
+
+// Element offset of channels 8 * half.. of halo pixel px in its 32-byte
+// row: the halves swap every 4 pixels, so that ldmatrix's rows at any 8
+// consecutive pixels fall in 8 distinct 16-byte bank groups.
+KP_DEVICE int kp_conv_halo_col(int32_t px, int half) { return 8 * (half ^ ((px >> 2) & 1)); }
+
+// A tile's halo. Output pixels p0.. lie in image n0 from output row y0 on,
+// and (a tile is at most 128 pixels, an image at least that, see the
+// launcher) possibly in image n0 + 1 from row 0 on. The halo holds each
+// image part's input rows, part rows + k_h - 1 from the part's first row
+// - pad_h, one part after the other, in halo_w columns: column q is input
+// column q - xb (xb: pad_w rounded up to even, so that pixel pairs start
+// at an even x). Each thread fills at most one pair of adjacent halo
+// pixels (h, h + 1), two channels at a time, as one 32-bit load per
+// channel: the launcher takes this path only where src's rows are
+// contiguous, its other strides even and its base 4-byte aligned, so a
+// pair in the image is an aligned word; only the last pair of an
+// odd-width row is half in it.
+struct kp_conv_halo {
+    const char *p;    // src bytes of the pair's first pixel, channel 0 of group g
+    int32_t h;        // the pair's first halo pixel; -1: this thread fills none
+    // Halo pixels of this lane's B rows (kp_conv_mma_tile::col) at tap
+    // (0, 0), both below 2^16: packed, one register fewer through the loop.
+    uint32_t hb;
+    bool ok0, ok1;    // pixel x is in the image; so is x + 1 (then so is x)
+    KP_DEVICE void start(const kp_conv_args &a, const void *src, int64_t p0, int g, int col0,
+                         int col1) {
+        const int32_t img = a.out_h * a.out_w;
+        const int64_t n0 = p0 / img;
+        const int64_t last = (p0 + KP_CONV_TILE_N < a.pixels ? p0 + KP_CONV_TILE_N : a.pixels) - 1;
+        const int32_t r0 = (int32_t)(p0 - n0 * img), y0 = r0 / a.out_w;
+        const int32_t r1 = (int32_t)(last - n0 * img);  // below 2 * img
+        const bool two = r1 >= img;
+        const int32_t rows0 = (two ? a.out_h - 1 : r1 / a.out_w) - y0 + a.k_h;
+        const int32_t rows = rows0 + (two ? (r1 - img) / a.out_w + a.k_h : 0);
+        const int32_t xb = (a.pad_w + 1) & ~1, half = a.halo_w / 2;
+        const int32_t t = threadIdx.x, r = t / half, xp = t - r * half;
+        const bool second = r >= rows0;
+        const int32_t y = (second ? r - rows0 : y0 + r) - a.pad_h, x = 2 * xp - xb;
+        h = t < rows * half ? r * a.halo_w + 2 * xp : -1;
+        const bool yok = (uint32_t)y < (uint32_t)a.in_h;
+        ok0 = yok && (uint32_t)x < (uint32_t)a.in_w;
+        ok1 = yok && (uint32_t)(x + 1) < (uint32_t)a.in_w;
+        p = (const char *)src + 2 * ((n0 + second) * a.src_stride[0] +
+                                     (int64_t)g * a.c_in_group * a.src_stride[1] +
+                                     (int64_t)y * a.src_stride[2] + x);
+        const int cols[2] = {col0, col1};
+        hb = 0;
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            // Pixels past the last read halo pixel 0; the store drops them.
+            int32_t rel = r0 + cols[q];
+            if (rel > r1)
+                continue;
+            const bool in_second = rel >= img;
+            rel -= in_second ? img : 0;
+            const int32_t yy = rel / a.out_w, xx = rel - yy * a.out_w;
+            const int32_t row = in_second ? rows0 + yy : yy - y0;
+            hb |= (uint32_t)(row * a.halo_w + xx + xb - a.pad_w) << (16 * q);
+        }
+    }
+    KP_DEVICE int32_t base(int q) const { return (int32_t)(q ? hb >> 16 : hb & 0xffff); }
+    // Channels c, c + 1 of the pair as the halo's words: pixel h's (c in the
+    // low half, c + 1 in the high), then pixel h + 1's.
+    KP_DEVICE void load(const kp_conv_args &a, int32_t c, uint32_t (&v)[2]) const {
+        const int64_t s1 = a.src_stride[1] * 2;
+        const char *q = p + c * s1;
+        if (ok1) {
+            const uint32_t w0 = __ldg((const unsigned *)q), w1 = __ldg((const unsigned *)(q + s1));
+            v[0] = __byte_perm(w0, w1, 0x5410);
+            v[1] = __byte_perm(w0, w1, 0x7632);
+            return;
+        }
+        const uint32_t e0 = ok0 ? __ldg((const unsigned short *)q) : 0u;
+        const uint32_t e1 = ok0 ? __ldg((const unsigned short *)(q + s1)) : 0u;
+        v[0] = e0 | e1 << 16;
+        v[1] = 0;
+    }
+    // Stores load's words for channel pair cp (channels 2cp, 2cp + 1 of the chunk).
+    KP_DEVICE void stash(uint16_t (*halo)[16], int cp, const uint32_t (&v)[2]) const {
+        *(uint32_t *)&halo[h][kp_conv_halo_col(h, cp / 4) + 2 * (cp % 4)] = v[0];
+        *(uint32_t *)&halo[h + 1][kp_conv_halo_col(h + 1, cp / 4) + 2 * (cp % 4)] = v[1];
+    }
+};
+
+// One tile's reduction over halos: step s multiplies tap (i, j) of chunk c
+// from halo buffer c % 2, while the weights of step s + 1 are in flight
+// and, over the chunk's first 8 taps, channel pairs of chunk c + 1 go to
+// the other halo (the pair rotates with the lane group: a warp's stores
+// then spread over the banks). One barrier a step.
+template <typename T>
+KP_DEVICE void kp_conv_halo_tile(const kp_conv_args &a, const T *w, const T *bias, T *dst,
+                                 typename kp_conv_mma_tile<T>::Smem &s, const kp_conv_halo &hal,
+                                 int g, int32_t m0, int64_t p0) {
+    typedef kp_conv_mma_tile<T> Tile;
+    constexpr int BK = Tile::BK, A_STEP = Tile::A_STEP, A_PER = Tile::A_PER;
+    const int32_t kk = (int32_t)(threadIdx.x % (BK / 2)) * 2;
+    kp_conv_wrows wrows;
+    wrows.start(a, g, m0 + Tile::a_row());
+    T ra[2][A_PER];
+    uint32_t v[2];
+    Tile tile;
+    tile.zero();
+    kp_conv_halo_step st;  // the step being fetched
+    st.start(wrows.base);
+    wrows.base = 0;
+    // The previous tile's last step ended with a barrier: both halos and
+    // weight buffers are free.
+    wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, ra[0], ra[1]);
+    if (hal.h >= 0) {
+        // One pair at a time: all eight in flight at once measured slower.
+#pragma unroll 1
+        for (int cp = 0; cp < 8; cp++) {
+            hal.load(a, 2 * cp, v);
+            hal.stash(s.halo[0], cp, v);
+        }
+    }
+    Tile::stash_a(s, 0, ra);
+    __syncthreads();
+    for (int32_t k0 = 0, buf = 0; k0 < a.k_total; k0 += BK, buf ^= 1) {
+        const bool more = k0 < a.k_total - BK;
+        // The step's tap, its halo offset, and its chunk's halo buffer.
+        const int32_t tap = st.i * a.k_w + st.j, off = st.i * a.halo_w + st.j;
+        const int hbuf = (st.c0 / BK) % 2, cp = (tap + (int)threadIdx.x / 4) % 8;
+        const bool fill = hal.h >= 0 && tap < 8 && st.c0 + BK < a.c_in_group;
+        if (fill)
+            hal.load(a, st.c0 + BK + 2 * cp, v);
+        if (more) {
+            st.advance(a, BK);
+            wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, ra[0], ra[1]);
+        }
+        const int32_t b0 = hal.base(0) + off, b1 = hal.base(1) + off, half = Tile::kb() / 8;
+        tile.mma(s.a[buf], &s.halo[hbuf][b0][kp_conv_halo_col(b0, half)],
+                 &s.halo[hbuf][b1][kp_conv_halo_col(b1, half)]);
+        if (more)
+            Tile::stash_a(s, buf ^ 1, ra);
+        if (fill)
+            hal.stash(s.halo[hbuf ^ 1], cp, v);
+        __syncthreads();
+    }
+    tile.store(a, bias, dst, g, m0, p0);
+}
+
+// The halo path's tile loop: blocks stride over (group, channel tile) on y
+// and pixel tiles on x, as kp_conv_run's.
+template <typename T>
+KP_DEVICE void kp_conv_run_halo(const kp_conv_args &a, const T *src, const T *w, const T *bias,
+                                T *dst, typename kp_conv_mma_tile<T>::Smem &s) {
+    typedef kp_conv_mma_tile<T> Tile;
+    static_assert(Tile::BM == KP_CONV_TILE_M_16 && Tile::BN == KP_CONV_TILE_N, "one pass a tile");
+    const int64_t p_tiles = (a.pixels + Tile::BN - 1) / Tile::BN;
+    const int64_t m_tiles = (int64_t)a.m_tiles * a.groups;
+    for (int64_t ty = blockIdx.y; ty < m_tiles; ty += gridDim.y) {
+        const int g = (int)(ty / a.m_tiles);
+        const int32_t m0 = (int32_t)(ty % a.m_tiles) * Tile::BM;
+        for (int64_t tx = blockIdx.x; tx < p_tiles; tx += gridDim.x) {
+            kp_conv_halo hal;
+            hal.start(a, src, tx * Tile::BN, g, Tile::col(0), Tile::col(1));
+            kp_conv_halo_tile<T>(a, w, bias, dst, s, hal, g, m0, tx * Tile::BN);
+        }
+    }
+}
 #endif
 
 // Output channels a block covers: 128 for 16-bit dtypes (the tensor-core
@@ -678,6 +894,14 @@ KP_DEVICE void kp_conv_kernel(const kp_conv_launch &args, const T *src, const T 
     const kp_conv_args &a = args.conv[TR ? 0 : blockIdx.z];
     w += a.w_offset;
     dst += a.dst_offset;
+#if KP_HAS_MMA_16
+    if constexpr (!TR && sizeof(T) == 2) {
+        if (a.halo_w) {
+            kp_conv_run_halo<T>(a, src, w, bias, dst, smem);
+            return;
+        }
+    }
+#endif
     if (!TR && a.k_total > 0 && a.c_in_group % Tile::BK == 0)
         kp_conv_run<T, TR, true, Tile>(a, src, w, bias, dst, smem);
     else

@@ -17,6 +17,10 @@
 #define KP_CONV_TILE_N 128
 #define KP_CONV_TILE_N_F64 64
 
+/* The 16-bit tensor-core tile's input halo (see kp_conv_args.halo_w):
+ * at most this many halo pixels, each holding one 16-channel chunk. */
+#define KP_CONV_HALO_PIXELS 512
+
 /* A convolution as an implicit GEMM per group g: rows are the group's
  * output channels m, columns the output pixels p (n, y, x) in row-major
  * order, and the reduction runs over the group's input channels c and the
@@ -50,6 +54,12 @@ struct kp_conv_args {
     int32_t m_tiles;            /* channel tiles per group */
     int32_t groups;
     int32_t has_bias;
+    /* Nonzero: the 16-bit tensor-core tile may stage its input as a halo
+     * of halo_w columns in shared memory (stride 1, dilation 1, channels
+     * per group a multiple of 16, at least 8 taps, images of at least a
+     * tile's pixels; the launcher checks that the halo fits
+     * KP_CONV_HALO_PIXELS). Other tiles ignore it. */
+    int32_t halo_w;
     int64_t w_offset;           /* added to the weight and dst pointers */
     int64_t dst_offset;
 };

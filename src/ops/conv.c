@@ -284,6 +284,43 @@ static kp_status launch_phases(kp_stream *stream, const struct conv_problem *p, 
     return count ? launch_convs(stream, KP_KF_CONV, src, &l, count, w, bias, d) : KP_OK;
 }
 
+/* Columns of the 16-bit tile's input halo for a stride-1, dilation-1 conv:
+ * input x from -pad_w rounded down to even (its 32-bit loads take pixel
+ * pairs from an even x) to out_w - 1 - pad_w + k_w - 1, rounded up to
+ * pairs. The kernel derives the same first column. */
+static int64_t halo_cols(const struct kp_conv_args *a)
+{
+    int64_t first = (a->pad_w + 1) / 2 * 2;
+    int64_t cols = a->out_w + a->k_w - 1 + first - a->pad_w;
+    return (cols + 1) / 2 * 2;
+}
+
+/* Sets halo_w where the 16-bit tile can stage its input as a halo shared
+ * by all taps. A tile's 128 pixels span at most `rows` output rows (an
+ * image boundary counts as a row boundary) of at most two images (an
+ * image has at least 128 pixels); its halo holds each image's part with
+ * k_h - 1 rows more and must fit KP_CONV_HALO_PIXELS. Fewer than 8 taps
+ * gain little from sharing, and the kernel fills a chunk's halo over its
+ * first 8 taps, reading pixel pairs as aligned 32-bit words: src's rows
+ * must be contiguous, its other strides even and its base 4-byte
+ * aligned. */
+static void plan_halo(struct kp_conv_args *a, const kp_tensor *src)
+{
+    int64_t img = (int64_t)a->out_h * a->out_w;
+    const int64_t *s = a->src_stride;
+    if ((src->dtype != KP_DTYPE_F16 && src->dtype != KP_DTYPE_BF16) || a->stride_h != 1 ||
+        a->stride_w != 1 || a->dil_h != 1 || a->dil_w != 1 || a->c_in_group % 16 ||
+        a->k_h * a->k_w < 8 || img < KP_CONV_TILE_N || img > INT32_MAX / 2)
+        return;
+    if (s[3] != 1 || (s[0] | s[1] | s[2]) % 2 || (uintptr_t)kp_tensor_base(src) % 4)
+        return;
+    int64_t rows = (a->out_w - 1 + KP_CONV_TILE_N - 1) / a->out_w + 1;
+    int64_t cols = halo_cols(a);
+    if ((rows + 2 * (a->k_h - 1)) * cols > KP_CONV_HALO_PIXELS)
+        return;
+    a->halo_w = (int32_t)cols;
+}
+
 static kp_status conv_launch(kp_stream *stream, bool transpose, const struct conv_problem *p,
                              const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
                              const kp_tensor *bias)
@@ -324,8 +361,10 @@ static kp_status conv_launch(kp_stream *stream, bool transpose, const struct con
     a.has_bias = bias != NULL;
 
     void *w = kp_tensor_base(weight), *d = kp_tensor_base(dst);
-    if (!transpose)
+    if (!transpose) {
+        plan_halo(&a, src);
         return launch_one(stream, KP_KF_CONV, src, &a, w, bias, d);
+    }
     if ((p->d[0].dil == 1 || p->d[0].stride == 1) && (p->d[1].dil == 1 || p->d[1].stride == 1))
         return launch_phases(stream, p, src, &a, w, bias, d, ws);
     return launch_one(stream, KP_KF_CONV_TRANSPOSE, src, &a, w, bias, d);

@@ -3,7 +3,12 @@
  * input, strides larger than the kernel, dilation, depthwise and grouped,
  * with and without bias, 1x1 images, channel counts that are not
  * multiples of the tiles, channels per group multiples of 16 (the
- * tap-major reduction), 1-d, channels-last src and strided dst, and the
+ * tap-major reduction), 1-d, channels-last src and strided dst, the
+ * 16-bit tile's input halo (stride-1 convs of 16-channel groups over a
+ * 4-byte-aligned src with contiguous rows: tiles across two images, a
+ * partial last tile, odd widths, row-padded src, padding 0, more than 8
+ * taps, and the shapes it leaves to the gather: 1xW and Hx1 images,
+ * halos too large for it), and the
  * transposed conv with stride, output_padding, dilation, groups and 1-d
  * (through both of its paths: one conv per output phase where stride or
  * dilation is 1, the gather kernel otherwise), including phases that no
@@ -29,7 +34,10 @@
 
 #define POISON 0x5A
 
-enum src_layout { SRC_CONTIGUOUS, SRC_CHANNELS_LAST };
+/* SRC_CONTIGUOUS starts one element into its buffer (an odd address for
+ * 16-bit dtypes); SRC_ALIGNED at the buffer's start; SRC_ROW_GAPS too,
+ * each row followed by a gap that makes the row stride even. */
+enum src_layout { SRC_CONTIGUOUS, SRC_CHANNELS_LAST, SRC_ALIGNED, SRC_ROW_GAPS };
 enum dst_layout { DST_CONTIGUOUS, DST_GAPS };
 
 struct conv_case {
@@ -66,6 +74,16 @@ static const struct conv_case cases[] = {
     {"2x2 stride 2, groups 2 of 16", false, 4, 2, 32, 20, 9, 10, 2, 2, P2(2, 2), P2(0, 1), P2(1, 1), P2(0, 0), 2, false, 0, 0},
     {"3x3 stride 2 dilation 2, 16 channels", false, 4, 1, 16, 9, 15, 12, 3, 3, P2(2, 2), P2(2, 1), P2(2, 2), P2(0, 0), 1, true, 0, 0},
     {"5x5, 16 channels (25 taps)", false, 4, 1, 16, 24, 9, 9, 5, 5, P2(1, 1), P2(2, 2), P2(1, 1), P2(0, 0), 1, true, 0, 0},
+    /* the input halo of the 16-bit tile */
+    {"halo: 9x56 images, tiles across them, batch 3", false, 4, 3, 32, 40, 9, 56, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_ALIGNED, 0},
+    {"halo: 8x16 images, one tile each", false, 4, 2, 32, 24, 8, 16, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_ALIGNED, 0},
+    {"halo: 19x7, row-padded src", false, 4, 2, 48, 20, 19, 7, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_ROW_GAPS, 0},
+    {"halo: 57x3 output, padding 0", false, 4, 2, 32, 24, 59, 5, 3, 3, P2(1, 1), P2(0, 0), P2(1, 1), P2(0, 0), 1, false, SRC_ROW_GAPS, 0},
+    {"halo (not taken): 1x100", false, 4, 2, 32, 16, 1, 100, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_ALIGNED, 0},
+    {"halo (not taken): 40x1", false, 4, 2, 32, 16, 40, 1, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_ROW_GAPS, 0},
+    {"halo: groups 2 of 16, padding 0", false, 4, 2, 32, 24, 16, 14, 3, 3, P2(1, 1), P2(0, 0), P2(1, 1), P2(0, 0), 2, true, SRC_ALIGNED, 0},
+    {"halo: 5x5 (25 taps), 150 out", false, 4, 2, 32, 150, 12, 14, 5, 5, P2(1, 1), P2(2, 2), P2(1, 1), P2(0, 0), 1, true, SRC_ALIGNED, 0},
+    {"halo (not taken): 200 wide, too large for it", false, 4, 2, 16, 8, 3, 200, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, SRC_ALIGNED, 0},
     {"transpose k3 s1 p1", true, 4, 2, 8, 6, 7, 9, 3, 3, P2(1, 1), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, 0, 0},
     {"transpose k4 s2 p1", true, 4, 2, 16, 8, 8, 8, 4, 4, P2(2, 2), P2(1, 1), P2(1, 1), P2(0, 0), 1, true, 0, 0},
     {"transpose s2 output_padding 1", true, 4, 1, 5, 7, 5, 6, 3, 3, P2(2, 2), P2(1, 0), P2(1, 1), P2(1, 1), 1, false, 0, 0},
@@ -193,11 +211,30 @@ static void layout_strides(int rank, const int64_t *shape, int kind, int64_t *st
     strides[rank - 1] = cs;
 }
 
+/* NCHW strides with each row's stride rounded up to the next even number
+ * above its width. */
+static void row_gap_strides(int rank, const int64_t *shape, int64_t *strides)
+{
+    int64_t c = shape[1], h = rank == 4 ? shape[2] : 1, w = shape[rank - 1];
+    int64_t row = (w + 2) / 2 * 2;
+    strides[rank - 1] = 1;
+    if (rank == 4)
+        strides[2] = row;
+    strides[1] = row * h;
+    strides[0] = row * h * c;
+}
+
 static kp_tensor make_operand(struct gpu_buf *b, kp_dtype dt, int rank, const int64_t *shape,
                               int kind, int64_t offset)
 {
     int64_t strides[4];
-    if (kind)
+    if (kind == SRC_ALIGNED || kind == SRC_ROW_GAPS)
+        offset = 0;
+    if (kind == SRC_ALIGNED)
+        kind = 0;
+    if (kind == SRC_ROW_GAPS)
+        row_gap_strides(rank, shape, strides);
+    else if (kind)
         layout_strides(rank, shape, kind, strides);
     kp_tensor shape_only = gpu_tensor(&(struct gpu_buf){0}, dt, rank, shape, kind ? strides : NULL, offset);
     gpu_buf_alloc(b, tensor_extent(&shape_only) * kp_dtype_size(dt));
