@@ -486,7 +486,10 @@ template <typename T> struct kp_conv_mma_tile {
     static constexpr int B_STEP = KP_CONV_BLOCK / BN, B_PER = BK / B_STEP;
     static_assert(A_PER * A_STEP == BM && B_PER % 8 == 0, "loads cover the tile");
     struct Smem {
-        uint16_t a[2][BM][LD];
+        union {  // weights: a step's, or the halo path's two steps' (kp_conv_stash_a2)
+            uint16_t a[2][BM][LD];
+            uint16_t a2[2][2][BM][16];
+        };
         union {  // the gathered input tiles, or the halo path's two halos
             uint16_t b[2][BN][LD];
             uint16_t halo[2][KP_CONV_HALO_PIXELS][16];
@@ -521,16 +524,12 @@ template <typename T> struct kp_conv_mma_tile {
                     acc[i][j][e] = 0.0f;
     }
     static KP_DEVICE uint32_t pack(T lo, T hi) { return lo.bits | (uint32_t)hi.bits << 16; }
-    static KP_DEVICE void stash_a(Smem &s, int buf, const T (&ra)[2][A_PER]) {
+    KP_DEVICE void stash(Smem &s, int buf, const Stage &r) const {
         const int t = threadIdx.x;
 #pragma unroll
         for (int i = 0; i < A_PER; i++)
             *(uint32_t *)&s.a[buf][t / (BK / 2) + i * A_STEP][(t % (BK / 2)) * 2] =
-                pack(ra[0][i], ra[1][i]);
-    }
-    KP_DEVICE void stash(Smem &s, int buf, const Stage &r) const {
-        const int t = threadIdx.x;
-        stash_a(s, buf, r.a);
+                pack(r.a[0][i], r.a[1][i]);
         uint16_t *row = &s.b[buf][t % BN][(t / BN) * B_PER];
 #pragma unroll
         for (int i = 0; i < B_PER; i += 8)
@@ -544,11 +543,15 @@ template <typename T> struct kp_conv_mma_tile {
         return (warp % 4) * 32 + lane % 8 + (lane / 16) * 8 + q * 16;
     }
     static KP_DEVICE int kb() { return ((threadIdx.x % 32) / 8) % 2 * 8; }
-    // One step's products from weight rows a and this lane's B rows b0, b1
-    // (fragment pairs 0 and 1, see col).
-    KP_DEVICE void mma(const uint16_t (*a)[LD], const uint16_t *b0, const uint16_t *b1) {
+    // This lane's ldmatrix row of the first A fragment; fragment i's is 16 i below.
+    static KP_DEVICE int a_lane_row() {
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-        const int row = (warp / 4) * 64 + lane % 8 + ((lane / 8) % 2) * 8;
+        return (warp / 4) * 64 + lane % 8 + ((lane / 8) % 2) * 8;
+    }
+    // One step's products from this lane's weight row a0 (rows ASTRIDE
+    // elements apart) and B rows b0, b1 (fragment pairs 0 and 1, see col).
+    template <int ASTRIDE>
+    KP_DEVICE void mma(const uint16_t *a0, const uint16_t *b0, const uint16_t *b1) {
         // ldmatrix x4 of B: matrices (n, k), (n, k + 8), (n + 8, k), (n + 8, k + 8)
         // are b[0], b[1] of fragment j and of fragment j + 1.
         uint32_t bf[4][2];
@@ -565,14 +568,16 @@ template <typename T> struct kp_conv_mma_tile {
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             uint32_t af[4];
-            kp_ldmatrix_x4(af, &a[row + i * 16][(lane / 16) * 8]);
+            kp_ldmatrix_x4(af, a0 + i * 16 * ASTRIDE);
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 kp_mma_16<T>::run(acc[i][j], af, bf[j]);
         }
     }
     KP_DEVICE void compute(const Smem &s, int buf) {
-        mma(s.a[buf], &s.b[buf][col(0)][kb()], &s.b[buf][col(1)][kb()]);
+        const int lane = threadIdx.x % 32;
+        mma<LD>(&s.a[buf][a_lane_row()][(lane / 16) * 8], &s.b[buf][col(0)][kb()],
+                &s.b[buf][col(1)][kb()]);
     }
     KP_DEVICE void store(const kp_conv_args &a, const T *bias, T *dst, int g, int32_t m0,
                          int64_t p0) const {
@@ -641,10 +646,22 @@ struct kp_conv_halo_step {
     }
 };
 
-// Element offset of channels 8 * half.. of halo pixel px in its 32-byte
-// row: the halves swap every 4 pixels, so that ldmatrix's rows at any 8
-// consecutive pixels fall in 8 distinct 16-byte bank groups.
+// Element offset of channels (or depths) 8 * half.. in 32-byte row px of
+// the halo path's shared memory (a halo pixel, a weight row): the halves
+// swap every 4 rows, so that ldmatrix's rows at any 8 consecutive rows
+// fall in 8 distinct 16-byte bank groups.
 KP_DEVICE int kp_conv_halo_col(int32_t px, int half) { return 8 * (half ^ ((px >> 2) & 1)); }
+
+// One step's weights, as kp_conv_mma_tile::stash packs them, into the
+// halo path's 32-byte rows a2 (rows row + A_STEP * i share row's swizzle).
+template <typename T, int A_STEP, int A_PER>
+KP_DEVICE void kp_conv_stash_a2(uint16_t (*a2)[16], const T (&ra)[2][A_PER]) {
+    const int t = threadIdx.x, row = t / 8, word = t % 8;
+    const int col = kp_conv_halo_col(row, word / 4) + 2 * (word % 4);
+#pragma unroll
+    for (int i = 0; i < A_PER; i++)
+        *(uint32_t *)&a2[row + i * A_STEP][col] = kp_conv_mma_tile<T>::pack(ra[0][i], ra[1][i]);
+}
 
 // A tile's halo. Output pixels p0.. lie in image n0 from output row y0 on,
 // and (a tile is at most 128 pixels, an image at least that, see the
@@ -725,59 +742,80 @@ struct kp_conv_halo {
     }
 };
 
-// One tile's reduction over halos: step s multiplies tap (i, j) of chunk c
-// from halo buffer c % 2, while the weights of step s + 1 are in flight
-// and, over the chunk's first 8 taps, channel pairs of chunk c + 1 go to
-// the other halo (the pair rotates with the lane group: a warp's stores
-// then spread over the banks). One barrier a step.
+// One tile's reduction over halos, two steps a barrier: the steps of
+// group g multiply from weight buffer g % 2 while the weights of the
+// next group's steps go to the other, each loaded just before the
+// product it overlaps (so only one step's are held in registers). Step s
+// multiplies tap (i, j) of chunk c from halo buffer c % 2; over the
+// chunk's taps 1..4, two channel pairs a tap of chunk c + 1 go to the
+// other halo (the pairs rotate with the lane group: a warp's stores then
+// spread over the banks). Taps 1..4: a fill then never shares a group
+// with a read of the buffer it writes, chunk c - 1's last tap or chunk
+// c + 1's first.
 template <typename T>
 KP_DEVICE void kp_conv_halo_tile(const kp_conv_args &a, const T *w, const T *bias, T *dst,
                                  typename kp_conv_mma_tile<T>::Smem &s, const kp_conv_halo &hal,
                                  int g, int32_t m0, int64_t p0) {
     typedef kp_conv_mma_tile<T> Tile;
     constexpr int BK = Tile::BK, A_STEP = Tile::A_STEP, A_PER = Tile::A_PER;
-    const int32_t kk = (int32_t)(threadIdx.x % (BK / 2)) * 2;
+    const int32_t kk = (int32_t)(threadIdx.x % (BK / 2)) * 2, steps = a.k_total / BK;
+    const int arow = Tile::a_lane_row(), acol = kp_conv_halo_col(arow, (threadIdx.x % 32) / 16);
     kp_conv_wrows wrows;
     wrows.start(a, g, m0 + Tile::a_row());
     T ra[2][A_PER];
-    uint32_t v[2];
+    uint32_t v[2][2];
     Tile tile;
     tile.zero();
-    kp_conv_halo_step st;  // the step being fetched
+    kp_conv_halo_step st, cs;  // the step being fetched; the step being multiplied
     st.start(wrows.base);
     wrows.base = 0;
-    // The previous tile's last step ended with a barrier: both halos and
-    // weight buffers are free.
-    wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, ra[0], ra[1]);
+    cs.start(0);
+    // The previous tile's last group ended with a barrier: both halos and
+    // weight buffers are free. Steps 0 and 1 (every halo conv has 8 or more).
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, ra[0], ra[1]);
+        kp_conv_stash_a2<T, A_STEP, A_PER>(s.a2[0][h], ra);
+        st.advance(a, BK);
+    }
     if (hal.h >= 0) {
         // One pair at a time: all eight in flight at once measured slower.
 #pragma unroll 1
         for (int cp = 0; cp < 8; cp++) {
-            hal.load(a, 2 * cp, v);
-            hal.stash(s.halo[0], cp, v);
+            hal.load(a, 2 * cp, v[0]);
+            hal.stash(s.halo[0], cp, v[0]);
         }
     }
-    Tile::stash_a(s, 0, ra);
     __syncthreads();
-    for (int32_t k0 = 0, buf = 0; k0 < a.k_total; k0 += BK, buf ^= 1) {
-        const bool more = k0 < a.k_total - BK;
-        // The step's tap, its halo offset, and its chunk's halo buffer.
-        const int32_t tap = st.i * a.k_w + st.j, off = st.i * a.halo_w + st.j;
-        const int hbuf = (st.c0 / BK) % 2, cp = (tap + (int)threadIdx.x / 4) % 8;
-        const bool fill = hal.h >= 0 && tap < 8 && st.c0 + BK < a.c_in_group;
-        if (fill)
-            hal.load(a, st.c0 + BK + 2 * cp, v);
-        if (more) {
-            st.advance(a, BK);
-            wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, ra[0], ra[1]);
+    for (int32_t s0 = 0, buf = 0; s0 < steps; s0 += 2, buf ^= 1) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (h == 1 && s0 + 1 == steps)
+                break;
+            const int32_t tap = cs.i * a.k_w + cs.j, off = cs.i * a.halo_w + cs.j;
+            const int hbuf = (cs.c0 / BK) & 1, u = (tap - 1 + (int)threadIdx.x / 4) & 3;
+            const bool fill = hal.h >= 0 && tap >= 1 && tap <= 4 && cs.c0 + BK < a.c_in_group;
+            const bool more = s0 + h + 2 < steps;
+            if (fill) {
+                hal.load(a, cs.c0 + BK + 4 * u, v[0]);
+                hal.load(a, cs.c0 + BK + 4 * u + 2, v[1]);
+            }
+            if (more) {
+                wrows.load_tap_pair<A_STEP, A_PER>(a, w, st, kk, ra[0], ra[1]);
+                st.advance(a, BK);
+            }
+            const int32_t b0 = hal.base(0) + off, b1 = hal.base(1) + off, half = Tile::kb() / 8;
+            tile.template mma<16>(&s.a2[buf][h][arow][acol],
+                                  &s.halo[hbuf][b0][kp_conv_halo_col(b0, half)],
+                                  &s.halo[hbuf][b1][kp_conv_halo_col(b1, half)]);
+            if (more)
+                kp_conv_stash_a2<T, A_STEP, A_PER>(s.a2[buf ^ 1][h], ra);
+            if (fill) {
+                hal.stash(s.halo[hbuf ^ 1], 2 * u, v[0]);
+                hal.stash(s.halo[hbuf ^ 1], 2 * u + 1, v[1]);
+            }
+            cs.advance(a, BK);
         }
-        const int32_t b0 = hal.base(0) + off, b1 = hal.base(1) + off, half = Tile::kb() / 8;
-        tile.mma(s.a[buf], &s.halo[hbuf][b0][kp_conv_halo_col(b0, half)],
-                 &s.halo[hbuf][b1][kp_conv_halo_col(b1, half)]);
-        if (more)
-            Tile::stash_a(s, buf ^ 1, ra);
-        if (fill)
-            hal.stash(s.halo[hbuf ^ 1], cp, v);
         __syncthreads();
     }
     tile.store(a, bias, dst, g, m0, p0);

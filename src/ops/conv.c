@@ -300,10 +300,10 @@ static int64_t halo_cols(const struct kp_conv_args *a)
  * image boundary counts as a row boundary) of at most two images (an
  * image has at least 128 pixels); its halo holds each image's part with
  * k_h - 1 rows more and must fit KP_CONV_HALO_PIXELS. Fewer than 8 taps
- * gain little from sharing, and the kernel fills a chunk's halo over its
- * first 8 taps, reading pixel pairs as aligned 32-bit words: src's rows
- * must be contiguous, its other strides even and its base 4-byte
- * aligned. */
+ * gain little from sharing (and the kernel fills a chunk's halo during
+ * taps 1..4 of the chunk before). It reads pixel pairs as aligned 32-bit
+ * words: src's rows must be contiguous, its other strides even and its
+ * base 4-byte aligned. */
 static void plan_halo(struct kp_conv_args *a, const kp_tensor *src)
 {
     int64_t img = (int64_t)a->out_h * a->out_w;
