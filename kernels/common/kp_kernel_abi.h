@@ -43,7 +43,8 @@ struct kp_reduce_args {
     int64_t n_red;
     int64_t splits;     /* blocks sharing one output: 1 writes dst, more write partials */
     int64_t chunk;      /* reduced elements per split */
-    int32_t group;      /* threads per output: a power of two <= 32, or the block size */
+    int32_t group;      /* threads per output: a power of two <= 32, or the block size;
+                           reduce_cols_*: outputs per thread (1, or 16 bytes' worth) */
     int32_t mean;       /* sum kernels: divide the sum by n_red */
     int32_t kept_rank;
     int32_t red_rank;

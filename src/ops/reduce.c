@@ -10,7 +10,8 @@
  *   (reduce_<op>: a block, or a segment of <= 32 lanes for short runs) with
  *   16-byte loads;
  * - outputs lie closer together than the elements of one output (a
- *   reduction over outer dims): one thread per output (reduce_cols_<op>);
+ *   reduction over outer dims): one thread per output, or per 16 bytes of
+ *   outputs contiguous in src and dst (reduce_cols_<op>);
  * - otherwise a group per output gathering at any strides (reduce_strided).
  * When there are too few outputs to fill the device (a full-tensor sum), the
  * reduced set is split across blocks that write partials to the stream's
@@ -259,7 +260,26 @@ static unsigned grid_cap(uint64_t blocks, unsigned block)
     return (unsigned)min_u64(blocks, (((uint64_t)1 << 31) - 1) / block);
 }
 
-static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, struct reduce_plan *p)
+/* Outputs a thread of reduce_cols_<op> takes (kernels/reduce.cu): 16
+ * bytes' worth of 2- and 4-byte elements where those outputs are 16
+ * contiguous, aligned bytes of src and of dst at every reduced element
+ * (one reduced dim), else 1. */
+static int32_t column_run(const struct kp_reduce_args *a, kp_dtype dt, const void *x, const void *y)
+{
+    const size_t es = kp_dtype_size(dt);
+    const int64_t v = (int64_t)(16 / es), last = a->kept_rank - 1;
+    if ((es != 2 && es != 4) || a->red_rank != 1 || a->kept_src_stride[last] != 1 ||
+        a->kept_dst_stride[last] != 1 || a->kept_shape[last] % v != 0 || a->red_stride[0] % v != 0 ||
+        ((uintptr_t)x | (uintptr_t)y) % 16 != 0)
+        return 1;
+    for (int d = 0; d < last; d++)
+        if (a->kept_src_stride[d] % v != 0 || a->kept_dst_stride[d] % v != 0)
+            return 1;
+    return (int32_t)v;
+}
+
+static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, const void *x, const void *y,
+                        struct reduce_plan *p)
 {
     struct kp_reduce_args *a = &p->args;
     const uint64_t n_out = (uint64_t)a->n_out, n_red = (uint64_t)a->n_red;
@@ -275,10 +295,10 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, stru
     p->dims.block[1] = p->dims.block[2] = 1;
     p->dims.grid[2] = 1;
     if (columns) {
-        uint64_t blocks = ceil_div(n_out, REDUCE_BLOCK);
+        a->group = column_run(a, dt, x, y);
+        uint64_t blocks = ceil_div(n_out / (uint64_t)a->group, REDUCE_BLOCK);
         set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, SPLIT_MIN_COLS,
                                     psize), 1);
-        a->group = 1;
         p->kind = KIND_COLS;
         p->dims.grid[0] = grid_cap(blocks, REDUCE_BLOCK);
         p->dims.grid[1] = (unsigned)a->splits;
@@ -342,10 +362,10 @@ kp_status kp_reduce(kp_stream *stream, kp_reduce_op op, const kp_tensor *dst, co
 
     struct reduce_plan plan;
     plan_dims(dst, src, reduced, &plan.args);
-    plan_launch(stream->device, op, src->dtype, &plan);
-
     const void *x = kp_tensor_base(src);
     void *y = kp_tensor_base(dst), *part = NULL;
+    plan_launch(stream->device, op, src->dtype, x, y, &plan);
+
     const bool two_pass = plan.args.splits > 1;
     if (two_pass) {
         st = kp_stream_scratch_acquire(stream, &part);

@@ -74,6 +74,11 @@ static const struct red_case cases[] = {
     {"transposed 300x70 over last", 2, {300, 70}, {1, 300}, 0, 1, {1}, {0}, 0},
     {"outer dim of 1000x300", 2, {1000, 300}, {0}, 0, 1, {0}, {0}, 0},
     {"outer dim of 3x20 (few outputs)", 2, {3, 20}, {0}, 0, 1, {0}, {0}, 0},
+    /* 16-byte runs of outputs (reduce_cols_* taking 16 bytes a thread) */
+    {"outer dim of 1000x256", 2, {1000, 256}, {0}, 0, 1, {0}, {0}, 0},
+    {"middle dim of 8x300x64", 3, {8, 300, 64}, {0}, 0, 1, {1}, {0}, 0},
+    {"outer dim of 4096x256 (split)", 2, {4096, 256}, {0}, 0, 1, {0}, {0}, 0},
+    {"outer dim of 1000x256 offset 1", 2, {1000, 256}, {0}, 1, 1, {0}, {0}, 0},
     {"dims 0,2 of 6x7x8x9", 4, {6, 7, 8, 9}, {0}, 0, 2, {0, 2}, {0}, 0},
     {"dims 3,1 of permuted 5x6x7x8", 4, {5, 6, 7, 8}, {7, 280, 1, 35}, 4, 2, {3, 1}, {0}, 0},
     {"all dims of transposed 9x10x11", 3, {9, 10, 11}, {1, 99, 9}, 0, 3, {0, 1, 2}, {0}, 0},
