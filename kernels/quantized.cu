@@ -465,8 +465,24 @@ KP_DEVICE void kp_qmv_load_act(const kp_qmv_args &a, const int8_t *act_qs, const
 
 // Activations are loaded a tile ahead for small batches; for larger ones
 // they would take too many registers, and are loaded when the tile is
-// computed.
+// computed, all batch rows at once. At batch 8 that takes some 166
+// registers: 6 blocks of 64 threads per SM, so 4096 rows take 1.3 waves.
+// Formats under 6 bits per weight instead decode the item of every row
+// first and load one batch row's activations at a time
+// (kp_qmv_items_by_row: at most 128 registers, one wave, 2 to 7 points of
+// copy more on sm_90); the wider formats' stages leave less L1 for the
+// activations, whose loads one row at a time then wait on L2 (up to 17
+// points fewer). sm_100's register allocation spills this form (8 to 12
+// bytes for Q4_0, Q4_K, IQ4_NL), so it keeps the other there.
+#if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define KP_QMV_ACT_BY_ROW 0
+#else
+#define KP_QMV_ACT_BY_ROW 1
+#endif
 template <int B> struct kp_qmv_prefetch_act { static constexpr bool value = B <= 2; };
+template <typename D, int B> struct kp_qmv_act_by_row {
+    static constexpr bool value = KP_QMV_ACT_BY_ROW && B > 4 && 8 * D::bytes < 6 * D::elems;
+};
 
 // Weight tiles pass through a ring of shared-memory stages: with
 // asynchronous copies, the tiles of the next STAGES - 1 steps are in flight
@@ -575,6 +591,45 @@ KP_DEVICE float kp_qmv_item_dot(const kp_qitem &w, int dot_lo, int dot_hi, uint2
     return d * v;
 }
 
+// One item of one weight row against one batch row's activations x.
+template <typename D> KP_DEVICE float kp_qmv_dot(const kp_qitem &w, const uint4 x[2], uint2 meta) {
+    int lo = kp_dp4a(w.q[0], (int)x[0].x, 0);
+    lo = kp_dp4a(w.q[1], (int)x[0].y, lo);
+    lo = kp_dp4a(w.q[2], (int)x[0].z, lo);
+    lo = kp_dp4a(w.q[3], (int)x[0].w, lo);
+    int hi = kp_dp4a(w.q[4], (int)x[1].x, 0);
+    hi = kp_dp4a(w.q[5], (int)x[1].y, hi);
+    hi = kp_dp4a(w.q[6], (int)x[1].z, hi);
+    hi = kp_dp4a(w.q[7], (int)x[1].w, hi);
+    return kp_qmv_item_dot<D>(w, lo, hi, meta);
+}
+
+// Item `item` of the R rows (in the tile) against every batch row, with
+// one batch row's activations loaded at a time (kp_qmv_act_by_row).
+template <typename D, typename S, int R, int B>
+KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, int item, int nrows,
+                                   const int8_t *act_qs, const kp_qmv_meta *act_meta, kp_idx meta_stride,
+                                   float (&acc)[R][B]) {
+    const int it = item % KP_QMV_ITEMS;
+    kp_qitem wi[R];
+#pragma unroll
+    for (int k = 0; k < R; k++)
+        if (k < nrows)
+            D::item(tile + k * S::tile_bytes + it / D::items * D::bytes, it % D::items, wi[k]);
+    const uint4 *q = (const uint4 *)act_qs + 2 * (kp_idx)item;
+    const kp_qmv_meta *m = act_meta + item;
+    const kp_idx q_step = (kp_idx)a.cols / 16;
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        if (b >= a.batch) continue;
+        const uint4 x[2] = {q[b * q_step], q[b * q_step + 1]};
+        const uint2 meta = *(const uint2 *)(m + b * meta_stride);
+#pragma unroll
+        for (int k = 0; k < R; k++)
+            if (k < nrows) acc[k][b] += kp_qmv_dot<D>(wi[k], x, meta);
+    }
+}
+
 KP_DEVICE void kp_qmv_store(void *dst, int dtype, kp_idx at, float v) {
     if (dtype == 0)
         ((float *)dst)[at] = v;
@@ -642,6 +697,11 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             const uint8_t *tile = stages + stage * stage_bytes;
             stage = stage + 1 == STAGES ? 0 : stage + 1;
             const int item = tile_at(r0, t).item;
+            if constexpr (kp_qmv_act_by_row<D, B>::value) {
+                if (item >= 0)
+                    kp_qmv_items_by_row<D, S>(a, tile, item, nrows, act_qs, act_meta, meta_stride, acc);
+                continue;
+            }
             kp_qmv_act<B> act;
             if constexpr (kp_qmv_prefetch_act<B>::value) {
                 act = next;
