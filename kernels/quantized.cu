@@ -721,15 +721,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
 #pragma unroll
                 for (int b = 0; b < B; b++) {
                     if (b >= a.batch) continue;
-                    int lo = kp_dp4a(wi.q[0], (int)act.qs[b][0].x, 0);
-                    lo = kp_dp4a(wi.q[1], (int)act.qs[b][0].y, lo);
-                    lo = kp_dp4a(wi.q[2], (int)act.qs[b][0].z, lo);
-                    lo = kp_dp4a(wi.q[3], (int)act.qs[b][0].w, lo);
-                    int hi = kp_dp4a(wi.q[4], (int)act.qs[b][1].x, 0);
-                    hi = kp_dp4a(wi.q[5], (int)act.qs[b][1].y, hi);
-                    hi = kp_dp4a(wi.q[6], (int)act.qs[b][1].z, hi);
-                    hi = kp_dp4a(wi.q[7], (int)act.qs[b][1].w, hi);
-                    acc[k][b] += kp_qmv_item_dot<D>(wi, lo, hi, act.meta[b]);
+                    acc[k][b] += kp_qmv_dot<D>(wi, act.qs[b], act.meta[b]);
                 }
             }
         }
