@@ -186,9 +186,9 @@ KP_DEVICE void kp_reduce_partials(const kp_reduce_args &A, const typename Op::ac
 // part of its reduced set that split blockIdx.y covers, walking it with an
 // odometer. Used when outputs are closer together in memory than the
 // elements of one output, so neighbouring threads read neighbouring elements.
-// With A.group = V > 1 (the launcher's choice for 2- and 4-byte elements
-// whose V consecutive outputs are 16 contiguous, aligned bytes of src and
-// of dst, one reduced dim): each thread takes V outputs, one 16-byte load
+// With A.group = V > 1 (the launcher's choice for sum, mean, min and max
+// of 2- and 4-byte elements whose V consecutive outputs are 16 contiguous,
+// aligned bytes of src and of dst, one reduced dim): each thread takes V outputs, one 16-byte load
 // a reduced element. One element a thread read 64-byte (16-bit) or
 // 128-byte rows a warp and left H100 at 57-93 % of a copy.
 template <int V, typename T, typename Op, typename Store>
@@ -223,10 +223,15 @@ KP_DEVICE void kp_reduce_column_runs(const kp_reduce_args &A, const T *x, typena
     }
 }
 
+// Whether an accumulator is a plain value (not an argmin/argmax pair, whose
+// V copies with their 64-bit indices spill on some targets).
+template <typename A> struct kp_plain_acc { static constexpr bool value = true; };
+template <typename A> struct kp_plain_acc<kp_argval<A>> { static constexpr bool value = false; };
+
 template <typename T, typename Op, typename Store>
 KP_DEVICE void kp_reduce_columns(const kp_reduce_args &A, const T *x, typename Store::out *y,
                                  typename Op::acc *part, const Op &op, const Store &store) {
-    if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+    if constexpr ((sizeof(T) == 2 || sizeof(T) == 4) && kp_plain_acc<typename Op::acc>::value) {
         if (A.group > 1) {
             kp_reduce_column_runs<(int)(16 / sizeof(T))>(A, x, y, part, op, store);
             return;

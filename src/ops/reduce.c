@@ -260,15 +260,16 @@ static unsigned grid_cap(uint64_t blocks, unsigned block)
     return (unsigned)min_u64(blocks, (((uint64_t)1 << 31) - 1) / block);
 }
 
-/* Outputs a thread of reduce_cols_<op> takes (kernels/reduce.cu): 16
- * bytes' worth of 2- and 4-byte elements where those outputs are 16
- * contiguous, aligned bytes of src and of dst at every reduced element
- * (one reduced dim), else 1. */
-static int32_t column_run(const struct kp_reduce_args *a, kp_dtype dt, const void *x, const void *y)
+/* Outputs a thread of reduce_cols_<op> takes (kernels/reduce.cu): for
+ * sum, mean, min and max, 16 bytes' worth of 2- and 4-byte elements where
+ * those outputs are 16 contiguous, aligned bytes of src and of dst at
+ * every reduced element (one reduced dim), else 1. */
+static int32_t column_run(const struct kp_reduce_args *a, kp_reduce_op op, kp_dtype dt, const void *x,
+                          const void *y)
 {
     const size_t es = kp_dtype_size(dt);
     const int64_t v = (int64_t)(16 / es), last = a->kept_rank - 1;
-    if ((es != 2 && es != 4) || a->red_rank != 1 || a->kept_src_stride[last] != 1 ||
+    if (op == KP_REDUCE_ARGMIN || op == KP_REDUCE_ARGMAX || (es != 2 && es != 4) || a->red_rank != 1 || a->kept_src_stride[last] != 1 ||
         a->kept_dst_stride[last] != 1 || a->kept_shape[last] % v != 0 || a->red_stride[0] % v != 0 ||
         ((uintptr_t)x | (uintptr_t)y) % 16 != 0)
         return 1;
@@ -295,7 +296,7 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, cons
     p->dims.block[1] = p->dims.block[2] = 1;
     p->dims.grid[2] = 1;
     if (columns) {
-        a->group = column_run(a, dt, x, y);
+        a->group = column_run(a, op, dt, x, y);
         uint64_t blocks = ceil_div(n_out / (uint64_t)a->group, REDUCE_BLOCK);
         set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, SPLIT_MIN_COLS,
                                     psize), 1);
