@@ -117,6 +117,11 @@ kp_status view_contiguous(kp_buffer *buf, kp_dtype dtype, int rank, const int64_
  * copies it to the others (sets of ids that rotate with their sources).
  * The caller destroys every entry of bufs (which come in NULL). */
 kp_status upload_copies(struct bench *b, const void *host, size_t bytes, int count, kp_buffer **bufs);
+/* The end of a case's run: times fn into r->ms if its setup succeeded, else
+ * records the setup's failure ("allocating"). */
+void time_case(struct bench *b, kp_status setup, timed_fn fn, void *ctx, struct result *r);
+/* Destroys the MAX_ROTATION entries of bufs (NULL ones are skipped). */
+void destroy_rotation(kp_buffer **bufs);
 
 extern const struct bench_table bench_quantized_table;
 extern const struct bench_table bench_conv_table;

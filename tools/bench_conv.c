@@ -130,10 +130,7 @@ static void conv_run(struct bench *b, size_t i, struct result *r)
         st = alloc_tensor(b, dt, 1, bs, &bb, &q.bias);
     if (st == KP_OK)
         st = alloc_tensor(b, dt, rank, ds, &db, &q.dst);
-    if (st != KP_OK)
-        result_fail(r, "allocating", st);
-    else if ((st = time_runs(b, run_conv, &q, &r->ms)) != KP_OK)
-        result_fail(r, NULL, st);
+    time_case(b, st, run_conv, &q, r);
     kp_buffer_destroy(&sb);
     kp_buffer_destroy(&wb);
     kp_buffer_destroy(&bb);

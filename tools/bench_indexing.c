@@ -164,14 +164,9 @@ static void indexing_run(struct bench *b, size_t i, struct result *r)
     if (st == KP_OK)
         st = view_contiguous(db, dt, 2, c->dst, &q.dst);
     r->sets = q.sets;
-    if (st != KP_OK)
-        result_fail(r, "allocating", st);
-    else if ((st = time_runs(b, run_index_op, &q, &r->ms)) != KP_OK)
-        result_fail(r, NULL, st);
-    for (int k = 0; k < MAX_ROTATION; k++) {
-        kp_buffer_destroy(&srcs[k]);
-        kp_buffer_destroy(&idb[k]);
-    }
+    time_case(b, st, run_index_op, &q, r);
+    destroy_rotation(srcs);
+    destroy_rotation(idb);
     kp_buffer_destroy(&db);
 }
 

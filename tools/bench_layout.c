@@ -100,12 +100,8 @@ static void layout_run(struct bench *b, size_t i, struct result *r)
     if (st == KP_OK)
         st = view_contiguous(db, e.dtype, c->rank, d, &q.dst);
     r->sets = q.sets;
-    if (st != KP_OK)
-        result_fail(r, "allocating", st);
-    else if ((st = time_runs(b, run_permute, &q, &r->ms)) != KP_OK)
-        result_fail(r, NULL, st);
-    for (int k = 0; k < MAX_ROTATION; k++)
-        kp_buffer_destroy(&srcs[k]);
+    time_case(b, st, run_permute, &q, r);
+    destroy_rotation(srcs);
     kp_buffer_destroy(&db);
 }
 

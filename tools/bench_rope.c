@@ -97,12 +97,8 @@ static void rope_run(struct bench *b, size_t i, struct result *r)
     if (st == KP_OK)
         st = view_contiguous(sb, c.dtype, 2, tshape, &q.sin);
     r->sets = q.sets;
-    if (st != KP_OK)
-        result_fail(r, "allocating", st);
-    else if ((st = time_runs(b, run_rope, &q, &r->ms)) != KP_OK)
-        result_fail(r, NULL, st);
-    for (int k = 0; k < MAX_ROTATION; k++)
-        kp_buffer_destroy(&srcs[k]);
+    time_case(b, st, run_rope, &q, r);
+    destroy_rotation(srcs);
     kp_buffer_destroy(&db);
     kp_buffer_destroy(&cb);
     kp_buffer_destroy(&sb);

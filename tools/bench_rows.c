@@ -125,12 +125,8 @@ static void rows_run(struct bench *b, size_t i, struct result *r)
     if (st == KP_OK)
         st = random_row(b, &c, &bb, &q.bias);
     r->sets = q.sets;
-    if (st != KP_OK)
-        result_fail(r, "allocating", st);
-    else if ((st = time_runs(b, run_row_op, &q, &r->ms)) != KP_OK)
-        result_fail(r, NULL, st);
-    for (int k = 0; k < MAX_ROTATION; k++)
-        kp_buffer_destroy(&srcs[k]);
+    time_case(b, st, run_row_op, &q, r);
+    destroy_rotation(srcs);
     kp_buffer_destroy(&db);
     kp_buffer_destroy(&wb);
     kp_buffer_destroy(&bb);

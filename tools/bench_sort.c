@@ -88,12 +88,8 @@ static void sort_run(struct bench *b, size_t i, struct result *r)
     if (st == KP_OK && ws > 0)
         st = kp_buffer_alloc(b->dev, ws, &q.workspace);
     r->sets = q.sets;
-    if (st != KP_OK)
-        result_fail(r, "allocating", st);
-    else if ((st = time_runs(b, run_argsort, &q, &r->ms)) != KP_OK)
-        result_fail(r, NULL, st);
-    for (int k = 0; k < MAX_ROTATION; k++)
-        kp_buffer_destroy(&srcs[k]);
+    time_case(b, st, run_argsort, &q, r);
+    destroy_rotation(srcs);
     kp_buffer_destroy(&db);
     kp_buffer_destroy(&q.workspace);
 }

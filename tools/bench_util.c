@@ -1,5 +1,6 @@
 /* Small pieces the module tables (bench_<module>.c) would otherwise each
- * repeat: starting a result, contiguous views, uploaded copies of ids. */
+ * repeat: starting and ending a result, contiguous views, uploaded copies
+ * of ids, freeing rotated buffers. */
 #include <string.h>
 
 #include "bench.h"
@@ -36,4 +37,19 @@ kp_status upload_copies(struct bench *b, const void *host, size_t bytes, int cou
     }
     /* host may be freed once this returns */
     return st == KP_OK ? kp_stream_synchronize(b->stream) : st;
+}
+
+void time_case(struct bench *b, kp_status setup, timed_fn fn, void *ctx, struct result *r)
+{
+    kp_status st = setup;
+    if (st != KP_OK)
+        result_fail(r, "allocating", st);
+    else if ((st = time_runs(b, fn, ctx, &r->ms)) != KP_OK)
+        result_fail(r, NULL, st);
+}
+
+void destroy_rotation(kp_buffer **bufs)
+{
+    for (int k = 0; k < MAX_ROTATION; k++)
+        kp_buffer_destroy(&bufs[k]);
 }
