@@ -814,12 +814,6 @@ KP_DEVICE void kp_image_items(const kp_spatial_args &a, uint32_t rows_per_plane,
     }
 }
 
-// im2col, 3x3 window with stride, padding and dilation 1: the item at
-// image row iy, columns x0 .. x0 + IN - 1, is tap (i, j)'s column row
-// y = iy + 1 - i at x0 moved by j - 1 (kp_shift_run, zeros past the
-// image's edges), for the three i whose y is an output row; row 0 of
-// taps i = 0 and row H - 1 of taps i = 2 read the padding and get zeros
-// from the items of image rows 0 and H - 1.
 // A 16-byte store marked streaming (evict first): im2col's columns are
 // written once and read by a later kernel, if at all, after many times
 // the caches' size has passed. On H100 it lifted the 16-bit 3x3 walk from
@@ -833,6 +827,12 @@ template <typename T> KP_DEVICE void kp_store_streaming(T *p, const kp_vec16<T> 
 #endif
 }
 
+// im2col, 3x3 window with stride, padding and dilation 1: the item at
+// image row iy, columns x0 .. x0 + IN - 1, is tap (i, j)'s column row
+// y = iy + 1 - i at x0 moved by j - 1 (kp_shift_run, zeros past the
+// image's edges), for the three i whose y is an output row; row 0 of
+// taps i = 0 and row H - 1 of taps i = 2 read the padding and get zeros
+// from the items of image rows 0 and H - 1.
 template <typename T> struct kp_im2col3_item {
     const kp_spatial_args &a;
     const T *src;

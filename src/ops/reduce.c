@@ -269,9 +269,9 @@ static int32_t column_run(const struct kp_reduce_args *a, kp_reduce_op op, kp_dt
 {
     const size_t es = kp_dtype_size(dt);
     const int64_t v = (int64_t)(16 / es), last = a->kept_rank - 1;
-    if (op == KP_REDUCE_ARGMIN || op == KP_REDUCE_ARGMAX || (es != 2 && es != 4) || a->red_rank != 1 || a->kept_src_stride[last] != 1 ||
-        a->kept_dst_stride[last] != 1 || a->kept_shape[last] % v != 0 || a->red_stride[0] % v != 0 ||
-        ((uintptr_t)x | (uintptr_t)y) % 16 != 0)
+    if (op == KP_REDUCE_ARGMIN || op == KP_REDUCE_ARGMAX || (es != 2 && es != 4) || a->red_rank != 1 ||
+        a->kept_src_stride[last] != 1 || a->kept_dst_stride[last] != 1 || a->kept_shape[last] % v != 0 ||
+        a->red_stride[0] % v != 0 || ((uintptr_t)x | (uintptr_t)y) % 16 != 0)
         return 1;
     for (int d = 0; d < last; d++)
         if (a->kept_src_stride[d] % v != 0 || a->kept_dst_stride[d] % v != 0)
