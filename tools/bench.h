@@ -106,6 +106,9 @@ struct bench_table {
 };
 
 /* What the module tables share (bench_util.c). */
+/* The float dtypes most module tables run: f32, f16, bf16. */
+extern const kp_dtype float_dtypes[3];
+#define N_FLOAT_DTYPES (sizeof(float_dtypes) / sizeof(float_dtypes[0]))
 /* Clears *r and names it after e; sets elements and bytes (dtype and
  * out_dtype: e's) and measures the copy reference for those bytes. False,
  * with r's error set, when that measurement failed. */

@@ -43,19 +43,17 @@ static const struct icase icases[] = {
     {INDEX_ADD, "rows 4096 to 32000x4096", 0, {4096, 4096}, {32000, 4096}, 32000, true},
 };
 #define N_ICASES (sizeof(icases) / sizeof(icases[0]))
-static const kp_dtype idtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
-#define N_IDTYPES (sizeof(idtypes) / sizeof(idtypes[0]))
 
 static size_t indexing_count(void)
 {
-    return N_ICASES * N_IDTYPES;
+    return N_ICASES * N_FLOAT_DTYPES;
 }
 
 static void indexing_describe(size_t i, struct bench_entry *e)
 {
-    const struct icase *c = &icases[i / N_IDTYPES];
+    const struct icase *c = &icases[i / N_FLOAT_DTYPES];
     e->op = op_names[c->op];
-    e->dtype = idtypes[i % N_IDTYPES];
+    e->dtype = float_dtypes[i % N_FLOAT_DTYPES];
     snprintf(e->variant, sizeof(e->variant), "%s", c->variant);
 }
 
@@ -125,7 +123,7 @@ static uint64_t case_bytes(const struct icase *c, uint64_t es)
 
 static void indexing_run(struct bench *b, size_t i, struct result *r)
 {
-    const struct icase *c = &icases[i / N_IDTYPES];
+    const struct icase *c = &icases[i / N_FLOAT_DTYPES];
     struct bench_entry e;
     indexing_describe(i, &e);
     const kp_dtype dt = e.dtype;

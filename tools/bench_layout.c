@@ -22,8 +22,6 @@ static const struct pcase pcases[] = {
     {"nchw>nhwc", 4, {0, 256, 64, 64}, {0, 2, 3, 1}},
 };
 #define N_PCASES (sizeof(pcases) / sizeof(pcases[0]))
-static const kp_dtype pdtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
-#define N_PDTYPES (sizeof(pdtypes) / sizeof(pdtypes[0]))
 
 /* src's shape for n elements: the 0 becomes what fills n (at least 1). */
 static void src_shape(const struct pcase *c, uint64_t n, int64_t shape[4])
@@ -37,14 +35,14 @@ static void src_shape(const struct pcase *c, uint64_t n, int64_t shape[4])
 
 static size_t layout_count(void)
 {
-    return N_PCASES * N_PDTYPES;
+    return N_PCASES * N_FLOAT_DTYPES;
 }
 
 static void layout_describe(size_t i, struct bench_entry *e)
 {
-    const struct pcase *c = &pcases[i / N_PDTYPES];
+    const struct pcase *c = &pcases[i / N_FLOAT_DTYPES];
     e->op = "permute";
-    e->dtype = pdtypes[i % N_PDTYPES];
+    e->dtype = float_dtypes[i % N_FLOAT_DTYPES];
     int len = snprintf(e->variant, sizeof(e->variant), "%s ", c->name);
     for (int k = 0; k < c->rank && len > 0 && (size_t)len < sizeof(e->variant); k++)
         len += c->shape[k]  /* the dim --elements sizes: its letter, in capitals */
@@ -68,7 +66,7 @@ static kp_status run_permute(void *ctx, int i)
 
 static void layout_run(struct bench *b, size_t i, struct result *r)
 {
-    const struct pcase *c = &pcases[i / N_PDTYPES];
+    const struct pcase *c = &pcases[i / N_FLOAT_DTYPES];
     struct bench_entry e;
     layout_describe(i, &e);
     int64_t s[4], d[4];

@@ -14,8 +14,6 @@ static const kp_reduce_op ops[] = {KP_REDUCE_SUM, KP_REDUCE_MAX};
 static const char *const op_names[] = {"sum", "max"};
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))
 #define RANK 3
-static const kp_dtype rdtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
-#define N_RDTYPES (sizeof(rdtypes) / sizeof(rdtypes[0]))
 
 struct rcase {
     size_t op, shape;
@@ -27,8 +25,8 @@ struct rcase {
 static struct rcase locate(size_t i)
 {
     struct rcase c;
-    c.dtype = rdtypes[i % N_RDTYPES];
-    i /= N_RDTYPES;
+    c.dtype = float_dtypes[i % N_FLOAT_DTYPES];
+    i /= N_FLOAT_DTYPES;
     c.dim = (int)(i % RANK);
     i /= RANK;
     c.shape = i % N_SHAPES;
@@ -38,7 +36,7 @@ static struct rcase locate(size_t i)
 
 static size_t reduce_count(void)
 {
-    return N_OPS * N_SHAPES * RANK * N_RDTYPES;
+    return N_OPS * N_SHAPES * RANK * N_FLOAT_DTYPES;
 }
 
 static void reduce_describe(size_t i, struct bench_entry *e)

@@ -14,8 +14,6 @@
 static const char *const layout_names[] = {"interleaved", "half", "thd"};
 static const int64_t shapes[][2] = {{1, 4096}, {32, 512}, {32, 1}};  /* batch, positions */
 #define N_SHAPES (sizeof(shapes) / sizeof(shapes[0]))
-static const kp_dtype rdtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
-#define N_RDTYPES (sizeof(rdtypes) / sizeof(rdtypes[0]))
 
 struct rcase {
     kp_rope_layout layout;
@@ -27,8 +25,8 @@ struct rcase {
 static struct rcase locate(size_t i)
 {
     struct rcase c;
-    c.dtype = rdtypes[i % N_RDTYPES];
-    i /= N_RDTYPES;
+    c.dtype = float_dtypes[i % N_FLOAT_DTYPES];
+    i /= N_FLOAT_DTYPES;
     c.batch = shapes[i % N_SHAPES][0];
     c.seq = shapes[i % N_SHAPES][1];
     c.layout = (kp_rope_layout)(i / N_SHAPES);
@@ -37,7 +35,7 @@ static struct rcase locate(size_t i)
 
 static size_t rope_count(void)
 {
-    return KP_ROPE_LAYOUT_COUNT * N_SHAPES * N_RDTYPES;
+    return KP_ROPE_LAYOUT_COUNT * N_SHAPES * N_FLOAT_DTYPES;
 }
 
 static void rope_describe(size_t i, struct bench_entry *e)

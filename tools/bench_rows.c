@@ -20,8 +20,6 @@ static const int64_t widths[] = {1000, 5120, 32000, 128256, 151936};
 #define FEW_ROWS 8
 #define MANY_ELEMENTS (1ll << 25)
 #define N_ROW_COUNTS 2  /* few, many */
-static const kp_dtype rdtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
-#define N_RDTYPES (sizeof(rdtypes) / sizeof(rdtypes[0]))
 
 struct rcase {
     enum row_op op;
@@ -33,8 +31,8 @@ struct rcase {
 static struct rcase locate(size_t i)
 {
     struct rcase c;
-    c.dtype = rdtypes[i % N_RDTYPES];
-    i /= N_RDTYPES;
+    c.dtype = float_dtypes[i % N_FLOAT_DTYPES];
+    i /= N_FLOAT_DTYPES;
     const bool many = i % N_ROW_COUNTS;
     i /= N_ROW_COUNTS;
     c.width = widths[i % N_WIDTHS];
@@ -45,7 +43,7 @@ static struct rcase locate(size_t i)
 
 static size_t rows_count(void)
 {
-    return N_OPS * N_WIDTHS * N_ROW_COUNTS * N_RDTYPES;
+    return N_OPS * N_WIDTHS * N_ROW_COUNTS * N_FLOAT_DTYPES;
 }
 
 static void rows_describe(size_t i, struct bench_entry *e)

@@ -15,8 +15,6 @@ static const int64_t widths[] = {64, 1024, 32000, 128256, 151936};
 static const int64_t row_counts[] = {1, 8, 0};  /* 0: many */
 #define N_ROW_COUNTS (sizeof(row_counts) / sizeof(row_counts[0]))
 #define MANY_ELEMENTS (1ll << 24)
-static const kp_dtype sdtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
-#define N_SDTYPES (sizeof(sdtypes) / sizeof(sdtypes[0]))
 
 struct scase {
     int64_t rows, width;
@@ -27,8 +25,8 @@ struct scase {
 static struct scase locate(size_t i)
 {
     struct scase c;
-    c.dtype = sdtypes[i % N_SDTYPES];
-    i /= N_SDTYPES;
+    c.dtype = float_dtypes[i % N_FLOAT_DTYPES];
+    i /= N_FLOAT_DTYPES;
     const int64_t rows = row_counts[i % N_ROW_COUNTS];
     c.width = widths[i / N_ROW_COUNTS];
     c.rows = rows ? rows : MANY_ELEMENTS / c.width;
@@ -37,7 +35,7 @@ static struct scase locate(size_t i)
 
 static size_t sort_count(void)
 {
-    return N_WIDTHS * N_ROW_COUNTS * N_SDTYPES;
+    return N_WIDTHS * N_ROW_COUNTS * N_FLOAT_DTYPES;
 }
 
 static void sort_describe(size_t i, struct bench_entry *e)

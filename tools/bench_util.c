@@ -5,6 +5,8 @@
 
 #include "bench.h"
 
+const kp_dtype float_dtypes[3] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
+
 bool result_begin(struct bench *b, const struct bench_entry *e, uint64_t elements, uint64_t bytes,
                   struct result *r)
 {
