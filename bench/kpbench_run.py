@@ -74,3 +74,34 @@ def print_row(c, torch_ms):
     print("%-12s %-24s %-5s %9.4f %9.4f %8.1f %8.1f %6.1f %7.1f %7.2fx %s" % (
         c["op"], c["variant"], c["dtype"], kp, torch_ms, c["bytes"] / kp / 1e6, c["bytes"] / torch_ms / 1e6,
         c["copy_percent"], c["copy_gb_per_s"], ratio, "".join(flags)))
+
+
+def side_by_side(cases, prepare, iters, warmup):
+    """Prints HEADER and a row for each kp-bench JSON case in `cases` (the
+    script's own). prepare(c) gives None where the script has no PyTorch
+    equivalent, else a function returning (fn, input sets), called where a
+    PyTorch error (building inputs or timing) leaves the other cases' rows.
+    Returns the exit status: 1 if any case has no row."""
+    import torch
+    print(HEADER)
+    missing = 0
+    for c in cases:
+        name = "%-12s %-24s %-5s" % (c["op"], c["variant"], c["dtype"])
+        if "error" in c:
+            print("%s  kernelpack failed: %s" % (name, c["error"]))
+            missing += 1
+            continue
+        build = prepare(c)
+        if build is None:
+            print("%s  no PyTorch equivalent in this script" % name)
+            missing += 1
+            continue
+        try:
+            fn, inputs = build()
+            print_row(c, time_rotating(fn, inputs, iters, warmup))
+            del inputs
+        except (RuntimeError, ValueError) as e:
+            print("%s  PyTorch failed: %s" % (name, e))
+            missing += 1
+        torch.cuda.empty_cache()
+    return 1 if missing else 0

@@ -35,7 +35,7 @@ import sys
 import torch
 
 # The script's own folder leads sys.path, wherever it is run from.
-from kpbench_run import HEADER, copies_for, kp_report, parse_args, print_row, time_rotating
+from kpbench_run import copies_for, kp_report, parse_args, side_by_side
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 OPS = ["argsort", "gather", "scatter", "scatter_add", "index_add", "rope", "permute", "sum", "max"]
@@ -165,25 +165,10 @@ def main():
     a = parse_args(__doc__, warmup=3)
     report = kp_report(a, OPS)
     print("device: %s; PyTorch %s" % (torch.cuda.get_device_name(), torch.__version__))
-    print(HEADER)
-    missing = 0
-    for c in report["cases"]:
-        build = builder(c)
-        if build is None:
-            continue  # the element-wise table's sum and max: bench/torch_elementwise.py
-        if "error" in c:
-            print("%-12s %-24s %-5s  kernelpack failed: %s" % (c["op"], c["variant"], c["dtype"], c["error"]))
-            missing += 1
-            continue
-        try:
-            fn, inputs = build(c, DTYPES[c["dtype"]], a.warmup + a.iters)
-            print_row(c, time_rotating(fn, inputs, a.iters, a.warmup))
-            del inputs
-        except (RuntimeError, ValueError) as e:  # one case's failure leaves the others' rows
-            print("%-12s %-24s %-5s  PyTorch failed: %s" % (c["op"], c["variant"], c["dtype"], e))
-            missing += 1
-        torch.cuda.empty_cache()
-    return 1 if missing else 0
+    # Cases without a builder are the element-wise table's sum and max: bench/torch_elementwise.py.
+    cases = [c for c in report["cases"] if builder(c) is not None]
+    runs = a.warmup + a.iters
+    return side_by_side(cases, lambda c: lambda: builder(c)(c, DTYPES[c["dtype"]], runs), a.iters, a.warmup)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ import torch
 import torch.nn.functional as F
 
 # The script's own folder leads sys.path, wherever it is run from.
-from kpbench_run import HEADER, kp_report, parse_args, print_row, time_rotating
+from kpbench_run import kp_report, parse_args, side_by_side
 
 MODULE_VARIANT = re.compile(r"w\d+ x\d+$|dim\d of ")  # bench_rows.c's, bench_reduce.c's
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -141,30 +141,18 @@ def main():
     a = parse_args(__doc__, warmup=3)
     report = kp_report(a, OPS, extra)
     print("device: %s; PyTorch %s" % (torch.cuda.get_device_name(), torch.__version__))
-    print(HEADER)
-    missing = 0
-    for c in report["cases"]:
-        if c["op"] not in OPS or c["dtype"] not in DTYPES or MODULE_VARIANT.match(c["variant"]):
-            continue  # the module tables' softmax, sum...: torch_rows.py, torch_cases.py
-        if "error" in c:
-            print("%-12s %-24s %-5s  kernelpack failed: %s" % (c["op"], c["variant"], c["dtype"], c["error"]))
-            missing += 1
-            continue
+    # The module tables' softmax, sum...: torch_rows.py, torch_cases.py.
+    cases = [c for c in report["cases"]
+             if c["op"] in OPS and c["dtype"] in DTYPES and not MODULE_VARIANT.match(c["variant"])]
+
+    def prepare(c):
         found = case(c["op"], c["variant"], c["elements"], DTYPES[c["dtype"]])
         if found is None:
-            print("%-12s %-24s %-5s  no PyTorch equivalent in this script" % (c["op"], c["variant"], c["dtype"]))
-            missing += 1
-            continue
+            return None
         fn, make = found
-        try:
-            inputs = [make(), make()]  # kp-bench's two alternating input sets
-            print_row(c, time_rotating(fn, inputs, a.iters, a.warmup))
-            del inputs
-        except (RuntimeError, ValueError) as e:
-            print("%-12s %-24s %-5s  PyTorch failed: %s" % (c["op"], c["variant"], c["dtype"], e))
-            missing += 1
-        torch.cuda.empty_cache()
-    return 1 if missing else 0
+        return lambda: (fn, [make(), make()])  # kp-bench's two alternating input sets
+
+    return side_by_side(cases, prepare, a.iters, a.warmup)
 
 
 if __name__ == "__main__":
