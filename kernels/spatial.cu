@@ -951,6 +951,112 @@ template <typename T> KP_DEVICE bool kp_max_pool_pairs(const kp_spatial_args &a,
     return false;
 }
 
+// upsample_bilinear2d by 2 along both dims without align_corners
+// (KP_SPATIAL_FAST_BILINEAR2): item = G columns x0 .. x0 + G - 1 (8 bytes)
+// of source row y, which make columns 2 x0 .. 2 x0 + 2G - 1 (16 bytes) of
+// output rows 2y and 2y + 1 from source rows y - 1, y and y + 1 (clamped).
+// Each source row is loaded once an item, and the columns beside it come
+// from the neighbouring lanes, which hold the items beside it where those
+// are in the same row (all but a wave's first and last lane inside a row);
+// the output walk loads each source row twice per output run, plus the
+// columns beside it. Weights and order of operations are the per-element
+// code's: output x = 2i + 1 reads columns i and i + 1 (i again past the
+// last) with weights 0.75 and 0.25, x = 2i > 0 reads i - 1 and i with 0.25
+// and 0.75, x = 0 reads 0 and 1 with 1 and 0; rows likewise. K items a
+// lane (see kp_image_walk below).
+template <typename T, int K> KP_DEVICE void kp_bilinear2_items(const kp_spatial_args &a, const T *src, T *dst) {
+    typedef float C;
+    constexpr int G = (int)(8 / sizeof(T)), W = KP_WAVE_SIZE;
+    const int h = (int)a.h, w = (int)a.w, s2 = (int)a.src_stride[2];
+    const uint32_t per_row = (uint32_t)(w / G);
+    const uint32_t items = (uint32_t)(a.n * a.c) * (uint32_t)h * per_row;
+    const uint32_t stride = gridDim.x * blockDim.x * K;
+    const int lane = (int)(threadIdx.x % W);
+    // A wave takes K * W consecutive items a step, lane l items l, W + l, ..:
+    // stores of one wave instruction are contiguous along a row. Waves step
+    // together while any lane has an item, so that all take part in the
+    // exchanges; lanes past the end work on a copy of the last item.
+    for (uint32_t first = (blockIdx.x * blockDim.x + threadIdx.x - lane) * K; first < items; first += stride) {
+        bool mine[K];
+        int y[K], x0[K];
+        uint32_t plane[K];
+        kp_vec8<T> v[K][3];
+        const T *base[K];
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            mine[k] = first + k * W + lane < items;
+            const uint32_t i = mine[k] ? first + k * W + lane : items - 1;
+            const uint32_t r = kp_magic_div(a, 3, i);
+            plane[k] = kp_magic_div(a, 4, r);
+            y[k] = (int)(r - plane[k] * (uint32_t)h);
+            x0[k] = (int)(i - r * per_row) * G;
+            base[k] = src + (int64_t)plane[k] * a.src_stride[1] + x0[k];
+            const int rows[3] = {y[k] > 0 ? y[k] - 1 : 0, y[k], y[k] + 1 < h ? y[k] + 1 : h - 1};
+#pragma unroll
+            for (int t = 0; t < 3; t++) {
+                v[k][t] = *(const kp_vec8<T> *)(base[k] + rows[t] * s2);
+            }
+        }
+        C s[K][3][2 * G];  // each row's horizontal sums at the 2G output columns
+#pragma unroll
+        for (int t = 0; t < 3; t++) {
+            C e[K][G + 2];  // columns x0 - 1 .. x0 + G
+#pragma unroll
+            for (int k = 0; k < K; k++)
+#pragma unroll
+                for (int j = 0; j < G; j++)
+                    e[k][j + 1] = kp_load(v[k][t].v[j]);
+            // The item before (k, l) is (k, l - 1), or (k - 1, W - 1) for l = 0;
+            // the one after is (k, l + 1), or (k + 1, 0) for l = W - 1.
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const C before = k > 0 && lane == W - 1 ? e[k - 1][G] : e[k][G];
+                const C after = k < K - 1 && lane == 0 ? e[k + 1][1] : e[k][1];
+                e[k][0] = kp_shfl(before, (lane + W - 1) % W);
+                e[k][G + 1] = kp_shfl(after, (lane + 1) % W);
+            }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                const int yk = y[k], rt = t == 0 ? (yk > 0 ? yk - 1 : 0) : t == 1 ? yk : (yk + 1 < h ? yk + 1 : h - 1);
+                const T *row = base[k] + rt * s2;
+                // Lanes whose neighbour in the row is not in the wave's step.
+                if (k == 0 && lane == 0 && x0[k] > 0)
+                    e[k][0] = kp_load(row[-1]);
+                if (x0[k] + G >= w)
+                    e[k][G + 1] = e[k][G];
+                else if (k == K - 1 && lane == W - 1)
+                    e[k][G + 1] = kp_load(row[G]);
+#pragma unroll
+                for (int u = 0; u < 2 * G; u++) {
+                    const int j = u / 2 + (u & 1);
+                    C w1 = (u & 1) ? (C)0.25 : (C)0.75, v00 = e[k][j], v01 = e[k][j + 1];
+                    if (u == 0 && x0[k] == 0) {
+                        w1 = (C)0;
+                        v00 = e[k][1];
+                        v01 = e[k][2];
+                    }
+                    s[k][t][u] = ((C)1 - w1) * v00 + w1 * v01;
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            const C top1 = y[k] > 0 ? (C)0.75 : (C)0;
+            kp_vec16<T> top, bottom;
+#pragma unroll
+            for (int u = 0; u < 2 * G; u++) {
+                top.v[u] = kp_store<T>(((C)1 - top1) * s[k][0][u] + top1 * (y[k] > 0 ? s[k][1][u] : s[k][2][u]));
+                bottom.v[u] = kp_store<T>((C)0.75 * s[k][1][u] + (C)0.25 * s[k][2][u]);
+            }
+            if (mine[k]) {
+                T *out = dst + (int64_t)plane[k] * a.dst_stride[1] + (int64_t)(2 * y[k]) * a.dst_stride[2] + 2 * x0[k];
+                *(kp_vec16<T> *)out = top;
+                *(kp_vec16<T> *)(out + a.dst_stride[2]) = bottom;
+            }
+        }
+    }
+}
+
 // The image-side walk of op OP where the launcher set its flag and the
 // bases are aligned (uniform over the grid); false where the kernel must
 // walk the output.
@@ -965,6 +1071,20 @@ template <typename T> struct kp_image_walk<kp_im2col_op, T> {
         if constexpr (sizeof(T) == 2 && kp_fast_bits<T>::value) {
             if ((a.flags & KP_SPATIAL_FAST_IM2COL3) && kp_bases16(src, dst)) {
                 kp_image_items<(int)(16 / sizeof(T))>(a, (uint32_t)a.h, kp_im2col3_item<T>{a, src, dst});
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+template <typename T> struct kp_image_walk<kp_bilinear_op, T> {
+    static KP_DEVICE bool go(const kp_spatial_args &a, const T *src, T *dst) {
+        if constexpr (kp_fast_float<T>::value) {
+            if ((a.flags & KP_SPATIAL_FAST_BILINEAR2) && (((uintptr_t)src & 7) | ((uintptr_t)dst & 15)) == 0) {
+                // Two items a lane for f32 (H200: 91 -> 93 % of copy); one for
+                // 16-bit types, whose two took 80 registers and lost 2 points.
+                kp_bilinear2_items<T, sizeof(T) == 4 ? 2 : 1>(a, src, dst);
                 return true;
             }
         }

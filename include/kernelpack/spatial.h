@@ -36,7 +36,9 @@
  * sources and packed NCHW outputs (planes one after another), im2col with
  * a 3x3 window at stride, padding and dilation 1 and max pooling without
  * indices, 3x3 at stride 2 with padding 1 and W even, read each source row
- * once for several output rows. Other cases compute each element on its
+ * once for several output rows; so does bilinear upsampling by 2 along
+ * both dims without align_corners in f32, f16 and bf16 (W a multiple of
+ * 8 bytes, packed NCHW output). Other cases compute each element on its
  * own. */
 #ifndef KERNELPACK_SPATIAL_H
 #define KERNELPACK_SPATIAL_H

@@ -44,6 +44,16 @@ template <typename T> KP_DEVICE T kp_shfl_xor(T v, int lane_mask, int width) {
 #endif
 }
 
+// v of lane `src` (0 <= src < KP_WAVE_SIZE). Every lane of the wave must make
+// the same call.
+template <typename T> KP_DEVICE T kp_shfl(T v, int src) {
+#if KP_HIP
+    return __shfl(v, src, KP_WAVE_SIZE);
+#else
+    return __shfl_sync(0xffffffffu, v, src, KP_WAVE_SIZE);
+#endif
+}
+
 // 2^x by the hardware approximation (a few f32 ulp). On CUDA results below
 // 2^-126 flush to 0; for math whose results are rounded to 16 bits.
 KP_DEVICE float kp_fast_exp2(float x) {

@@ -35,7 +35,8 @@
 /* Walks of the image side instead of the output (kernels/spatial.cu), an
  * item being 16 bytes of one image row: src and dst rows contiguous along
  * x, W a multiple of an item's elements, every stride of both operands but
- * N's a multiple of 16 bytes (dst's of 8 for KP_SPATIAL_FAST_PAIRS), N's C
+ * N's a multiple of 16 bytes (dst's of 8 for KP_SPATIAL_FAST_PAIRS, src's of 8
+ * for KP_SPATIAL_FAST_BILINEAR2), N's C
  * times C's (the plane index n * C + c gives the offsets), fewer than 2^31
  * items, and the div slots 3 and 4 (no window strides there) divide by the
  * items a row and the item rows a plane. The kernels check the bases'
@@ -44,6 +45,11 @@
                                        padding and dilation 1: an image row's item
                                        stores the 9 column rows it fills (item rows a
                                        plane: H) */
+#define KP_SPATIAL_FAST_BILINEAR2 256 /* upsample_bilinear2d without align_corners, H and W
+                                       both doubled (f32 source steps of 0.5): an item is 8
+                                       bytes of an image row (src strides multiples of 8
+                                       bytes), which make 16 bytes of two output rows
+                                       (item rows a plane: H) */
 #define KP_SPATIAL_FAST_PAIRS 512   /* max_pool2d of 16-bit types without indices, 3x3
                                        window, stride 2, padding 1, W = 2 W_out: item
                                        row k makes the 4 outputs of output rows 2k and

@@ -181,16 +181,17 @@ static int32_t fast_flags(const struct kp_spatial_args *a, enum kp_family_id fam
 }
 
 /* Whether the image side of the problem can be walked in items of its rows
- * (KP_SPATIAL_FAST_IM2COL3, KP_SPATIAL_FAST_PAIRS; the conditions of
- * kp_spatial_abi.h), as the flag to set or 0; *cols gets the image columns
- * of an item (16 bytes' worth) and *item_rows the item rows of a plane.
+ * (KP_SPATIAL_FAST_IM2COL3, KP_SPATIAL_FAST_PAIRS, KP_SPATIAL_FAST_BILINEAR2;
+ * the conditions of kp_spatial_abi.h), as the flag to set or 0; *cols gets
+ * the image columns of an item (16 bytes' worth, 8 for bilinear) and
+ * *item_rows the item rows of a plane.
  * vec: elements of 16 bytes; indices: max_pool2d's. */
 static int32_t image_walk_flag(const struct kp_spatial_args *a, enum kp_family_id family,
                                bool indices, int64_t vec, int64_t *cols, int64_t *item_rows)
 {
     const int64_t *s = a->src_stride, *d = a->dst_stride;
     int32_t flag = 0;
-    int64_t dst_vec = vec; /* dst strides' multiple (16 or 8 bytes) */
+    int64_t src_vec = vec, dst_vec = vec; /* strides' multiples (16 or 8 bytes) */
     *cols = vec;
     if (family == KP_KF_IM2COL && vec == 8 && a->kernel[0] == 3 && a->kernel[1] == 3) {
         bool ones = true;
@@ -212,13 +213,25 @@ static int32_t image_walk_flag(const struct kp_spatial_args *a, enum kp_family_i
             dst_vec = 4;
         }
     }
+    /* Source coordinates y / 2 - 0.25 exact in f32 (below 2^22) and the
+     * launcher's f32 steps exactly 0.5, as kp_bilinear_op's fast path;
+     * 16- and 32-bit types (8-byte items of 4 or 2 columns). */
+    if (family == KP_KF_UPSAMPLE_BILINEAR2D && vec >= 4 && !(a->flags & KP_SPATIAL_ALIGN_CORNERS) &&
+        a->h_out == 2 * a->h && a->w_out == 2 * a->w && a->w_out < ((int64_t)1 << 22) &&
+        a->h_out < ((int64_t)1 << 22) && a->bilinear_step[0] == 0.5f &&
+        a->bilinear_step[1] == 0.5f) {
+        flag = KP_SPATIAL_FAST_BILINEAR2;
+        *cols = vec / 2;
+        *item_rows = a->h;
+        src_vec = vec / 2;
+    }
     if (!flag || a->order != KP_SPATIAL_ROWS_NCH || s[3] != 1 || d[3] != 1 || a->w % *cols != 0)
         return 0;
     const int64_t taps = flag == KP_SPATIAL_FAST_IM2COL3 ? 9 : 1;
     if (a->n > 1 && (s[0] != a->c * s[1] || d[0] != taps * a->c * d[1]))
         return 0;
     for (int k = 1; k < 3; k++)
-        if (s[k] % vec != 0 || d[k] % dst_vec != 0)
+        if (s[k] % src_vec != 0 || d[k] % dst_vec != 0)
             return 0;
     if (d[2] * a->h_out >= ((int64_t)1 << 31) ||
         (uint64_t)(a->n * a->c) * (uint64_t)*item_rows * (uint64_t)(a->w / *cols) >=

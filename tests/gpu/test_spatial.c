@@ -442,6 +442,14 @@ static const struct resize_case resize_cases[] = {
     {1, 2, 1, 16, 2, 32, false, {0, 0}, NCHW0},         /* one image row */
     {3, 2, 7, 8, 14, 16, false, {0, 0}, NCHW0},         /* 16 bytes of 16-bit source a row */
     {2, 1, 2, 24, 4, 48, false, {0, 0}, NCHW0},
+    /* the x2 image walk (8-byte items): a wave across several rows, rows
+     * across several waves, one item a row, a wave's tail past the end */
+    {2, 3, 5, 8, 10, 16, false, {0, 0}, NCHW0},
+    {1, 2, 3, 136, 6, 272, false, {0, 0}, NCHW0},
+    {2, 1, 4, 268, 8, 536, true, {2.0, 2.0}, NCHW0},
+    {1, 2, 3, 4, 6, 8, false, {0, 0}, NCHW0},
+    {1, 1, 1, 12, 2, 24, false, {0, 0}, NCHW0},
+    {3, 1, 3, 2, 6, 4, false, {0, 0}, NCHW0},
 };
 
 static void resize_operands(const struct resize_case *c, kp_dtype dt, struct operand *src,
