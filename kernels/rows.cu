@@ -5,6 +5,7 @@
 #include "kp_reduce.cuh"
 #include "kp_elementwise.cuh"
 #include "kp_rows.cuh"
+#include "kp_async.cuh"
 
 // ------------------------------------------------------------- helpers
 
@@ -21,13 +22,36 @@ KP_DEVICE double kp_sqrt(double x) { return sqrt(x); }
 // row with src.each; a slot that is not full (the row's last) is the only
 // one that tests its elements.
 
+// exp(d), as softmax computes it for T: the accurate exp for f32 and f64,
+// the hardware exp2 for 16-bit rows (see below).
+template <typename T> struct kp_softmax_exp {
+    typedef typename kp_compute<T>::type C;
+    KP_DEVICE C operator()(C d) const {
+        if constexpr (sizeof(T) == 2)
+            return kp_fast_exp2(d * 1.44269504f);
+        else
+            return kp_exp(d);
+    }
+};
+
+// A partial softmax sum s of some elements whose max is m (the sum of
+// exp(x - m), or of exp(x) where m is -inf) as a sum of exp(x - M) for a
+// larger max M, M = -inf read as 0 as well: exp(m - M) is 0 for m = -inf
+// and never exp(-inf + inf). A NaN in s stays NaN.
+template <typename C, typename Ex> KP_DEVICE C kp_softmax_rescale(C m, C s, C M, const Ex &ex) {
+    return s * ex(m - (M == kp_limits<C>::lowest() ? C(0) : M));
+}
+
 // softmax: exp(x - max) / sum(exp(x - max)); log_softmax: (x - max) - log(sum).
 // A NaN or +inf in a row makes the whole row NaN, as the formula does: the
 // max ignores NaN (fmax), but exp(NaN - max) and exp(inf - inf) put a NaN
 // in the sum. Padding is -inf, which adds exp(-inf) = 0 to the sum.
 //
-// f32 and f64 use the accurate exp, once per element (the cached slots keep
-// it). 16-bit rows keep their storage form, so exp is computed twice, with
+// f32 and f64 use the accurate exp, once per element where the row is
+// cached (the slots keep it); a streamed row takes its max and sum in one
+// pass (N + 1 exps a slot) and exp again for the output, so it is read
+// twice instead of three times. 16-bit rows keep their storage form, so
+// exp is computed twice, with
 // the hardware exp2 (a few f32 ulp against a 16-bit ulp of 2^-8 or 2^-11):
 // the output is 2^((x - max) log2(e) - log2(sum)), one fused multiply-add
 // and one exp2 instead of a division; results below 2^-126 (bf16
@@ -43,28 +67,49 @@ struct kp_softmax_algo {
         constexpr float log2e = 1.44269504f;
         // softmax keeps exp(x - max) in the cached slots where they hold C
         constexpr bool keep_exp = !LOG && Src::keeps_values;
-        C m = pad<C>();
-        src.each([&](I, C (&v)[N]) {
+        const kp_softmax_exp<T> ex;
+        C m = pad<C>(), s = 0;
+        if constexpr (Src::streamed) {
+            // A row read from memory on each pass: the max and the sum in one
+            // pass (online softmax), the sum so far rescaled where a slot
+            // raises the max, as kp_softmax_rescale says. (Rescaling every
+            // slot put an exp in the loop's dependency chain: f32 rows of
+            // 32000 lost 3 points of copy bandwidth to the three-pass form.)
+            src.each([&](I, C (&v)[N]) {
+                C sm = m, t = 0;
 #pragma unroll
-            for (int i = 0; i < N; i++)
-                m = fmax(m, v[i]);
-        });
-        m = kp_group_reduce(g, m, kp_op_max<C>());
-        C s = 0;
-        src.each([&](I, C (&v)[N]) {
+                for (int i = 0; i < N; i++)
+                    sm = fmax(sm, v[i]);
+                const C shift = sm == pad<C>() ? C(0) : sm;
 #pragma unroll
-            for (int i = 0; i < N; i++) {
-                C e;
-                if constexpr (lowp)
-                    e = kp_fast_exp2((v[i] - m) * log2e);
-                else
-                    e = kp_exp(v[i] - m);
-                s += e;
-                if (keep_exp)
-                    v[i] = e;
-            }
-        });
-        s = kp_group_reduce(g, s, kp_op_sum<C>());
+                for (int i = 0; i < N; i++)
+                    t += ex(v[i] - shift);
+                if (sm != m)
+                    s *= ex(m - shift);
+                s += t;
+                m = sm;
+            });
+            const C M = kp_group_reduce(g, m, kp_op_max<C>());
+            s = kp_group_reduce(g, kp_softmax_rescale(m, s, M, ex), kp_op_sum<C>());
+            m = M;
+        } else {
+            src.each([&](I, C (&v)[N]) {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    m = fmax(m, v[i]);
+            });
+            m = kp_group_reduce(g, m, kp_op_max<C>());
+            src.each([&](I, C (&v)[N]) {
+#pragma unroll
+                for (int i = 0; i < N; i++) {
+                    const C e = ex(v[i] - m);
+                    s += e;
+                    if (keep_exp)
+                        v[i] = e;
+                }
+            });
+            s = kp_group_reduce(g, s, kp_op_sum<C>());
+        }
         const C log_s = kp_log(s), inv_s = C(1) / s;
         src.each([&](I k, C (&v)[N]) {
             C out[N];
@@ -199,6 +244,100 @@ struct kp_layernorm_algo {
               a, x, y, w, b, kp_layernorm_algo{a.eps})
 
 KP_FOR_EACH_FLOAT(KP_ROW_KERNELS)
+
+// ------------------------------------------------- softmax of wide rows
+// Rows longer than a block's cached slots (vocabulary-size logits), with
+// unit inner strides and 16-byte alignment, are cut into chunks of one
+// block's slots (group x KP_ROW_MAX_SLOTS x 16 bytes, the host choosing
+// the group so that a few rows still fill the device), a block each, and
+// each block reads its chunk once a launch instead of once a pass. Launch 1
+// writes each chunk's max m and sum of exp(x - m) to part (two C a chunk);
+// launch 2 (KP_ROWS_SPLIT_FINAL) loads its chunk again (from the cache where
+// the tensor fits it), then waits for launch 1, which it may overlap
+// (KP_LAUNCH_OVERLAP_PRIOR: launch 1 does not write x), combines the
+// partials of its row and writes its chunk.
+// A chunk whose max is -inf sums exp(x) (0, or NaN from a NaN), so that it
+// adds nothing to a row with a finite max and its NaN still spreads; a row
+// of -inf is NaN, as in the one-block kernels.
+template <typename T> KP_DEVICE void kp_softmax_split(const kp_rows_args &A, const T *x, T *y, void *part_v) {
+    typedef typename kp_compute<T>::type C;
+    constexpr int N = 16 / sizeof(T), V = KP_ROW_MAX_SLOTS;
+    constexpr bool lowp = sizeof(T) == 2;
+    constexpr float log2e = 1.44269504f;
+    typedef kp_row<T, true, unsigned, false> row_t;
+    const kp_group g = kp_group_of((unsigned)A.group);  // the whole block
+    const kp_idx chunk = (kp_idx)A.group * V * N, cols = (kp_idx)A.cols;
+    const kp_idx chunks = (cols + chunk - 1) / chunk, blocks = (kp_idx)A.rows * chunks;
+    const bool final = A.flags & KP_ROWS_SPLIT_FINAL, log = A.flags & KP_ROWS_LOG;
+    C *part = (C *)part_v;
+    const kp_softmax_exp<T> ex;
+    if (!final)
+        kp_allow_dependent_grids();
+    for (kp_idx blk = blockIdx.x; blk < blocks; blk += gridDim.x) {
+        const kp_idx row = blk / chunks, c = blk - row * chunks;
+        row_t r = kp_row_at<T, true, unsigned, false>(A, g, row, x, y, (const T *)0, (const T *)0,
+                                                       kp_store<T>(kp_limits<C>::lowest()));
+        r.x += c * chunk;
+        r.y += c * chunk;
+        r.cols = (unsigned)(cols - c * chunk < chunk ? cols - c * chunk : chunk);
+        kp_row_cached<T, true, false, V> src(r);
+        if (!final) {
+            C m = kp_limits<C>::lowest();
+            src.each([&](unsigned, C (&v)[N]) {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    m = fmax(m, v[i]);
+            });
+            m = kp_group_reduce(g, m, kp_op_max<C>());
+            const C shift = m == kp_limits<C>::lowest() ? C(0) : m;
+            C s = 0;
+            src.each([&](unsigned, C (&v)[N]) {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    s += ex(v[i] - shift);
+            });
+            s = kp_group_reduce(g, s, kp_op_sum<C>());
+            if (threadIdx.x == 0) {
+                part[2 * blk] = m;
+                part[2 * blk + 1] = s;
+            }
+            continue;
+        }
+        kp_wait_prior_grids();
+        // Each wave combines the row's partials, a few a lane.
+        const C *mine = part + 2 * row * chunks;
+        const unsigned lane = threadIdx.x % KP_WAVE_SIZE;
+        C m = kp_limits<C>::lowest(), s = 0;
+        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
+            m = fmax(m, mine[2 * j]);
+        m = kp_segment_reduce(m, kp_op_max<C>(), KP_WAVE_SIZE);
+        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
+            s += kp_softmax_rescale(mine[2 * j], mine[2 * j + 1], m, ex);
+        s = kp_segment_reduce(s, kp_op_sum<C>(), KP_WAVE_SIZE);
+        const C log_s = kp_log(s), inv_s = C(1) / s;
+        src.each([&](unsigned k, C (&v)[N]) {
+            C out[N];
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                if (log)
+                    out[i] = (v[i] - m) - log_s;
+                else if constexpr (lowp)
+                    out[i] = kp_fast_exp2(fmaf(v[i] - m, log2e, -log_s * log2e));
+                else
+                    out[i] = kp_exp(v[i] - m) * inv_s;
+            }
+            r.store(k, out);
+        });
+    }
+}
+
+#define KP_SOFTMAX_SPLIT_KERNEL(NAME, T)                                                    \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_SPLIT_MAX_BLOCK, 1)                            \
+        softmax_split_##NAME(kp_rows_args a, const T *x, T *y, void *part) {                \
+        kp_softmax_split(a, x, y, part);                                                    \
+    }
+
+KP_FOR_EACH_FLOAT(KP_SOFTMAX_SPLIT_KERNEL)
 
 // ----------------------------------------------------------------- rope
 // Groups of `group` threads per row (b, h, t); lanes walk the d/2 pairs.

@@ -54,7 +54,11 @@ KP_API kp_status kp_reduce(kp_stream *stream, kp_reduce_op op, const kp_tensor *
  * (a few f32 ulp, far below a 16-bit ulp), with which CUDA builds flush bf16
  * softmax results below 2^-126 (bf16 subnormals) to 0. dst and src: same
  * float dtype (f32, f64, f16, bf16) and shape, any layouts; dst may be src
- * itself (same layout) but must not otherwise overlap it or itself. */
+ * itself (same layout) but must not otherwise overlap it or itself.
+ * Contiguous rows longer than one block takes (8192 f32, 16384 16-bit
+ * elements), fewer of them than the device has multiprocessors (the
+ * vocabulary-wide logits of token sampling), are split over several blocks
+ * in two launches that use the stream's scratch memory (device.h). */
 KP_API kp_status kp_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 KP_API kp_status kp_log_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 

@@ -187,6 +187,58 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
     return exact ? PATH_EXACT : vec ? PATH_VEC : PATH_STRIDED;
 }
 
+/* Softmax of rows longer than a block's cached slots, fewer rows than the
+ * device has multiprocessors: chunks of one block's slots, a block each, in
+ * two launches through the stream's scratch (see kp_softmax_split in
+ * kernels/rows.cu), where the partials (two of the compute type a chunk)
+ * fit in it; else false and a block a row streams the row once per pass.
+ * On H200, 8 rows of 32000 to 151936 went from 9-42 % of a copy's bandwidth
+ * to 40-77 %; with a row or more a multiprocessor the split measured slower
+ * (w32000 x1048 f32: 52 -> 36 %), its second read coming from memory. */
+static bool split_softmax(const kp_device *dev, struct kp_rows_args *a, kp_dtype dtype,
+                          struct kp_launch_dims *dims)
+{
+    const uint64_t es = kp_dtype_size(dtype), compute = dtype == KP_DTYPE_F64 ? 8 : 4;
+    const uint64_t sms = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
+    const uint64_t want = 2 * sms;
+    if ((uint64_t)a->rows >= sms)
+        return false;
+    /* Blocks of KP_ROWS_SPLIT_MAX_BLOCK threads, fewer (down to 64) where
+     * that leaves fewer than two blocks a multiprocessor. */
+    unsigned group = KP_ROWS_SPLIT_MAX_BLOCK;
+    uint64_t blocks = 0;
+    for (;; group /= 2) {
+        const uint64_t chunk = (uint64_t)group * KP_ROW_MAX_SLOTS * (16 / es);
+        blocks = (uint64_t)a->rows * ceil_div_u64((uint64_t)a->cols, chunk);
+        if (blocks >= want || group == 64)
+            break;
+    }
+    if (blocks * 2 * compute > KP_STREAM_SCRATCH_BYTES)
+        return false;
+    a->group = (int32_t)group;
+    *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {group, 1, 1}, 0, 0};
+    return true;
+}
+
+static kp_status launch_split_softmax(kp_stream *stream, kp_dtype dtype, struct kp_rows_args *a,
+                                      const struct kp_launch_dims *dims, const void *x, void *y)
+{
+    void *part = NULL;
+    kp_status st = kp_stream_scratch_acquire(stream, &part);
+    if (st != KP_OK)
+        return st;
+    void *args[] = {a, &x, &y, &part};
+    st = kp_launch_family(stream, KP_KF_SOFTMAX_SPLIT, dtype, dims, args);
+    if (st == KP_OK) {
+        struct kp_launch_dims final_dims = *dims;
+        final_dims.flags = KP_LAUNCH_OVERLAP_PRIOR;
+        a->flags |= KP_ROWS_SPLIT_FINAL;
+        st = kp_launch_family(stream, KP_KF_SOFTMAX_SPLIT, dtype, &final_dims, args);
+    }
+    kp_stream_scratch_release(stream);
+    return st;
+}
+
 static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind, int flags,
                           const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
                           const kp_tensor *bias, float eps)
@@ -206,6 +258,8 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
     const void *x = kp_tensor_base(src), *w = weight ? kp_tensor_base(weight) : NULL;
     const void *b = bias ? kp_tensor_base(bias) : NULL;
     void *y = kp_tensor_base(dst);
+    if (kind == ROW_SOFTMAX && path == PATH_VEC && a.cached == 0 && split_softmax(stream->device, &a, src->dtype, &dims))
+        return launch_split_softmax(stream, src->dtype, &a, &dims, x, y);
     void *args[] = {&a, &x, &y, &w, &b};
     return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
 }

@@ -68,6 +68,11 @@ static const struct row_case cases[] = {
     {"rows 9x8192", 2, {9, 8192}, {0}, 0, {0}, 0, false},
     {"rows 5x8200 (streamed)", 2, {5, 8200}, {0}, 0, {0}, 0, false},
     {"very long rows 2x(2^20+1)", 2, {2, 1048577}, {0}, 0, {0}, 0, false},
+    /* vocabulary widths: contiguous rows longer than a block's slots are
+     * split over several blocks (softmax), with a short last chunk */
+    {"vocabulary rows 3x32000", 2, {3, 32000}, {0}, 0, {0}, 0, false},
+    {"vocabulary rows 2x151936 in place", 2, {2, 151936}, {0}, 0, {0}, 0, true},
+    {"wide rows 300x20008", 2, {300, 20008}, {0}, 0, {0}, 0, false},
     {"odd rows 100x33 offset 1", 2, {100, 33}, {0}, 1, {0}, 3, false},
     {"short rows 1000x3", 2, {1000, 3}, {0}, 0, {0}, 0, false},
     {"transposed 50x70", 2, {50, 70}, {1, 50}, 0, {0}, 0, false},
@@ -259,42 +264,57 @@ END_TEST
 
 /* softmax with NaN and infinities follows the formula: NaN or +inf in a row
  * makes it NaN; -inf gives 0 (log: -inf) next to finite values; an all -inf
- * row is NaN. */
+ * row is NaN. Rows of 300 and of 40000 (split over several blocks, where
+ * row 5 has whole blocks of -inf beside finite values, and row 6 a NaN
+ * among them). */
 START_TEST(test_softmax_special_values)
 {
-    kp_dtype dt = _i ? KP_DTYPE_BF16 : KP_DTYPE_F32;
-    enum { ROWS = 5, COLS = 300 };
+    kp_dtype dt = _i & 1 ? KP_DTYPE_BF16 : KP_DTYPE_F32;
+    const int ROWS = 7, COLS = _i & 2 ? 40000 : 300, NEG = COLS / 4 * 3;
     struct gpu_buf src, dst;
-    gpu_buf_alloc(&src, ROWS * COLS * kp_dtype_size(dt));
-    gpu_buf_alloc(&dst, ROWS * COLS * kp_dtype_size(dt));
+    gpu_buf_alloc(&src, (size_t)ROWS * COLS * kp_dtype_size(dt));
+    gpu_buf_alloc(&dst, (size_t)ROWS * COLS * kp_dtype_size(dt));
     rng_seed(11);
-    host_random(dt, src.host, ROWS * COLS);
+    host_random(dt, src.host, (size_t)ROWS * COLS);
     host_set(dt, src.host, 0 * COLS + 17, NAN);
-    host_set(dt, src.host, 1 * COLS + 299, INFINITY);
+    host_set(dt, src.host, 1 * COLS + COLS - 1, INFINITY);
     host_set(dt, src.host, 2 * COLS + 3, -INFINITY);
     for (int j = 0; j < COLS; j++)
         host_set(dt, src.host, 3 * COLS + j, -INFINITY);
+    for (int j = 0; j < NEG; j++) {
+        host_set(dt, src.host, 5 * (size_t)COLS + j, -INFINITY);
+        host_set(dt, src.host, 6 * (size_t)COLS + j, j == 5 ? NAN : -INFINITY);
+    }
     gpu_buf_upload(&src);
     kp_tensor s = gpu_tensor(&src, dt, 2, (int64_t[]){ROWS, COLS}, NULL, 0);
     kp_tensor d = gpu_tensor(&dst, dt, 2, (int64_t[]){ROWS, COLS}, NULL, 0);
     for (int log_op = 0; log_op < 2; log_op++) {
+        const char *op = log_op ? "log_softmax" : "softmax";
         CK_OK(log_op ? kp_log_softmax(gpu_stream, &d, &s) : kp_softmax(gpu_stream, &d, &s));
         gpu_buf_download(&dst);
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < ROWS; r++) {
+            if (r == 4)
+                continue;
+            double sum = 0;
             for (int j = 0; j < COLS; j++) {
                 double got = host_get(dt, dst.host, (size_t)r * COLS + j);
-                bool want_nan = r == 0 || r == 1 || r == 3;
+                bool want_nan = r == 0 || r == 1 || r == 3 || r == 6;
+                bool want_zero = (r == 2 && j == 3) || (r == 5 && j < NEG);
+                sum += log_op ? 0 : got;
                 if (want_nan)
-                    ck_assert_msg(isnan(got), "%s %s row %d col %d: got %g, want NaN",
-                                  log_op ? "log_softmax" : "softmax", kp_dtype_name(dt), r, j, got);
-                else if (j == 3)
+                    ck_assert_msg(isnan(got), "%s %s %dx%d row %d col %d: got %g, want NaN", op,
+                                  kp_dtype_name(dt), ROWS, COLS, r, j, got);
+                else if (want_zero)
                     ck_assert_msg(log_op ? (isinf(got) && got < 0) : got == 0,
-                                  "%s %s: -inf input gave %g", log_op ? "log_softmax" : "softmax",
-                                  kp_dtype_name(dt), got);
+                                  "%s %s %dx%d row %d col %d: -inf input gave %g", op,
+                                  kp_dtype_name(dt), ROWS, COLS, r, j, got);
                 else
-                    ck_assert_msg(isfinite(got), "%s %s row 2 col %d: got %g",
-                                  log_op ? "log_softmax" : "softmax", kp_dtype_name(dt), j, got);
+                    ck_assert_msg(isfinite(got), "%s %s %dx%d row %d col %d: got %g", op,
+                                  kp_dtype_name(dt), ROWS, COLS, r, j, got);
             }
+            if (!log_op && (r == 2 || r == 5))
+                ck_assert_msg(fabs(sum - 1) < 0.02, "softmax %s %dx%d row %d sums to %g",
+                              kp_dtype_name(dt), ROWS, COLS, r, sum);
         }
     }
     gpu_buf_free(&src);
@@ -455,7 +475,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_module_preload);
     tcase_add_loop_test(tc, test_rows, 0, (int)(N_CASES * N_FLOATS * N_ROW_OPS));
-    tcase_add_loop_test(tc, test_softmax_special_values, 0, 2);
+    tcase_add_loop_test(tc, test_softmax_special_values, 0, 4);
     tcase_add_loop_test(tc, test_rope, 0, (int)(N_ROPE * N_FLOATS));
     suite_add_tcase(s, tc);
     rc = gpu_run_suite(s);

@@ -4,7 +4,7 @@
 
 #include "unit_util.h"
 
-#define BUF_BYTES 65536
+#define BUF_BYTES (1 << 19)
 
 static kp_device *dev;
 static kp_stream *stream;
@@ -237,6 +237,17 @@ START_TEST(test_rows_plans)
     kp_tensor w_gap = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
     w_gap.layout.strides[0] = 2;  /* a strided weight */
     LAUNCHES(kp_layernorm(stream, &dst, &src, &w_gap, &w_gap, 1e-5f), 1, "layernorm_strided_f32");
+    /* contiguous rows longer than a block's 512 x 4 slots (8192 f32), fewer
+     * than the 4 multiprocessors: softmax splits them over blocks in two
+     * launches, the norms stream them; 4 rows fill the device a block a row */
+    kp_tensor wide = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 0);
+    kp_tensor wide_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 16400);
+    LAUNCHES(kp_softmax(stream, &wide_dst, &wide), 2, "softmax_split_f32");
+    LAUNCHES(kp_log_softmax(stream, &wide, &wide), 2, "softmax_split_f32");
+    LAUNCHES(kp_rmsnorm(stream, &wide_dst, &wide, NULL, 1e-6f), 1, "rmsnorm_f32");
+    kp_tensor four = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 0);
+    kp_tensor four_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 32800);
+    LAUNCHES(kp_softmax(stream, &four_dst, &four), 1, "softmax_f32");
     kp_tensor empty = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
     int before = atomic_load(&fake.launches);
     ck_assert_int_eq(kp_softmax(stream, &empty, &empty), KP_OK);
