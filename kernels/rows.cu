@@ -225,19 +225,27 @@ struct kp_layernorm_algo {
 // flight per multiprocessor (KP_ROWS_EXACT_MIN_BLOCKS says why sm_100+ has
 // one). AMD reads the second bound as waves per execution unit, where 2
 // constrains nothing.
-#define KP_ROW_KERNEL(OP, NAME, T, VEC, EXACT, MIN_BLOCKS, PARAMS, ...)                      \
+#define KP_ROW_KERNEL(OP, NAME, T, VEC, EXACT, STREAM, MIN_BLOCKS, PARAMS, ...)              \
     KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, MIN_BLOCKS) OP##NAME PARAMS {         \
-        kp_rows<VEC, EXACT>(__VA_ARGS__);                                                     \
+        kp_rows<VEC, EXACT, STREAM>(__VA_ARGS__);                                             \
     }
 
 #define KP_ROW_OP(OP, NAME, T, PARAMS, ...)                                                   \
-    KP_ROW_KERNEL(OP, _exact_##NAME, T, true, true, KP_ROWS_EXACT_MIN_BLOCKS, PARAMS, __VA_ARGS__) \
-    KP_ROW_KERNEL(OP, _##NAME, T, true, false, 1, PARAMS, __VA_ARGS__)                        \
-    KP_ROW_KERNEL(OP, _strided_##NAME, T, false, false, 1, PARAMS, __VA_ARGS__)
+    KP_ROW_KERNEL(OP, _exact_##NAME, T, true, true, false, KP_ROWS_EXACT_MIN_BLOCKS, PARAMS,  \
+                  __VA_ARGS__)                                                                \
+    KP_ROW_KERNEL(OP, _##NAME, T, true, false, false, 1, PARAMS, __VA_ARGS__)                 \
+    KP_ROW_KERNEL(OP, _strided_##NAME, T, false, false, false, 1, PARAMS, __VA_ARGS__)
 
+// softmax_stream_<dt> takes contiguous rows too long to cache (H200, f32
+// rows of 32000-151936: 29-53 -> 55-68 % of copy; 16-bit +3-4 points). The
+// norms' streamed rows gained nothing so (layernorm lost 3 points) and stay
+// in <op>_<dt>. (Bounded for two blocks a multiprocessor, the 16-bit and
+// f64 kernels spilled.)
 #define KP_ROW_KERNELS(NAME, T)                                                               \
     KP_ROW_OP(softmax, NAME, T, (kp_rows_args a, const T *x, T *y), a, x, y, (const T *)0,    \
               (const T *)0, kp_softmax_algo())                                                \
+    KP_ROW_KERNEL(softmax, _stream_##NAME, T, true, false, true, 1, (kp_rows_args a, const T *x, T *y), \
+                  a, x, y, (const T *)0, (const T *)0, kp_softmax_algo())                     \
     KP_ROW_OP(rmsnorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w), a, x, y, w,   \
               (const T *)0, kp_rmsnorm_algo{a.eps})                                           \
     KP_ROW_OP(layernorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w, const T *b), \

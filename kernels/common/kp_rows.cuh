@@ -156,8 +156,10 @@ template <typename T, bool VEC, bool FULL, int V> struct kp_row_cached {
     }
 };
 
-// The row read from memory on every pass.
-template <typename T, bool VEC> struct kp_row_streamed {
+// The row read from memory on every pass, U slots' loads issued together
+// (U > 1 in the kernels that only stream: in the others it cost 7
+// registers, and softmax of 1000-wide rows 9 points of copy bandwidth).
+template <typename T, bool VEC, int U = 1> struct kp_row_streamed {
     typedef kp_row<T, VEC, kp_idx> row;
     typedef typename row::C C;
     static constexpr int N = row::N;
@@ -166,17 +168,26 @@ template <typename T, bool VEC> struct kp_row_streamed {
     const row &r;
     kp_idx slots;
     template <typename F> KP_DEVICE void each(F f) {
-        // (Unrolling this loop by 4 cost the row kernels 7 registers, and
-        // softmax of 1000-wide rows 9 points of copy bandwidth on H200.)
-        for (kp_idx k = 0; k < slots; k++) {
-            kp_vec<T, N> q;
-            C v[N];
-            r.load_x(k, q);
-            row::widen(q, v);
-            f(k, v);
+        for (kp_idx k = 0; k < slots; k += U) {
+            kp_vec<T, N> q[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (u == 0 || k + u < slots)
+                    r.load_x(k + u, q[u]);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (u > 0 && k + u >= slots)
+                    break;
+                C v[N];
+                row::widen(q[u], v);
+                f(k + u, v);
+            }
         }
     }
 };
+
+// Slots a thread of the stream-only row kernels loads at once.
+#define KP_ROWS_STREAM_UNROLL 4
 
 // Row `row` of the launch as seen by this thread. A group past the last
 // row reads row 0 (FULL: every slot is read) or nothing, and stores nothing.
@@ -227,7 +238,10 @@ KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_id
 // per thread are cached with checks at the row's end, longer ones streamed.
 // The exact path is a kernel of its own: registers are allocated for a
 // kernel's largest path, and the others would cost it occupancy.
-template <bool VEC, bool EXACT, typename T, typename Algo>
+// STREAM: the host found the rows too long to cache (A.cached == 0,
+// contiguous rows): the kernel streams them only, KP_ROWS_STREAM_UNROLL
+// slots at once.
+template <bool VEC, bool EXACT, bool STREAM, typename T, typename Algo>
 KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
                        const Algo &algo) {
     typedef typename kp_compute<T>::type C;
@@ -243,6 +257,11 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
                 kp_row_try_cached<2, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
                 kp_row_try_cached<3, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
                 kp_row_try_cached<4, true, T, VEC>(A, g, row, x, y, w, b, pad, algo);
+        } else if constexpr (STREAM) {
+            const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, false>(A, g, row, x, y, w, b, pad);
+            kp_row_streamed<T, VEC, KP_ROWS_STREAM_UNROLL> src{
+                r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
+            algo(r, g, src, A.flags);
         } else {
             if (kp_row_try_cached<KP_ROW_MAX_SLOTS, false, T, VEC>(A, g, row, x, y, w, b, pad, algo))
                 continue;

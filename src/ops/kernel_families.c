@@ -92,6 +92,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_SOFTMAX] = {KP_MODULE_ROWS, "softmax_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_EXACT] = {KP_MODULE_ROWS, "softmax_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_STRIDED] = {KP_MODULE_ROWS, "softmax_strided_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_SOFTMAX_STREAM] = {KP_MODULE_ROWS, "softmax_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_SPLIT] = {KP_MODULE_ROWS, "softmax_split_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM] = {KP_MODULE_ROWS, "rmsnorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_EXACT] = {KP_MODULE_ROWS, "rmsnorm_exact_%s", KP_SUFFIX_FLOATS},

@@ -9,8 +9,11 @@
  * Kernels: <op>_exact_<dtype> takes rows that split exactly (cols = group x
  * slots x elements per slot, 1..KP_ROW_MAX_SLOTS slots: no slot passes the
  * row's end, nothing is tested per element); <op>_<dtype> other rows with
- * 16-byte loads. Both need unit inner strides and 16-byte-aligned rows in
- * every operand; other layouts use <op>_strided_<dtype>. */
+ * 16-byte loads; softmax_stream_<dtype> softmax rows too long to cache
+ * (several slots' loads at once; few such rows are split, see
+ * split_softmax).
+ * All need unit inner strides and 16-byte-aligned rows in every operand;
+ * other layouts use <op>_strided_<dtype>. */
 #include <math.h>
 #include <string.h>
 
@@ -21,12 +24,13 @@
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
-enum row_path { PATH_EXACT, PATH_VEC, PATH_STRIDED };
+enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED };
 
-static const enum kp_family_id row_families[3][3] = {
-    [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STRIDED},
-    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STRIDED},
-    [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STRIDED},
+/* The norms stream rows in their <op>_<dtype> kernel (kernels/rows.cu says why). */
+static const enum kp_family_id row_families[3][4] = {
+    [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED},
+    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM, KP_KF_RMSNORM_STRIDED},
+    [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STRIDED},
 };
 
 static bool is_float(kp_dtype dt)
@@ -184,14 +188,14 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
     if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
         blocks = (((uint64_t)1 << 31) - 1) / block;
     *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
-    return exact ? PATH_EXACT : vec ? PATH_VEC : PATH_STRIDED;
+    return exact ? PATH_EXACT : !vec ? PATH_STRIDED : slots ? PATH_VEC : PATH_STREAM;
 }
 
 /* Softmax of rows longer than a block's cached slots, fewer rows than the
  * device has multiprocessors: chunks of one block's slots, a block each, in
  * two launches through the stream's scratch (see kp_softmax_split in
  * kernels/rows.cu), where the partials (two of the compute type a chunk)
- * fit in it; else false and a block a row streams the row once per pass.
+ * fit in it; else false and softmax_stream takes a block a row.
  * On H200, 8 rows of 32000 to 151936 went from 9-42 % of a copy's bandwidth
  * to 40-77 %; with a row or more a multiprocessor the split measured slower
  * (w32000 x1048 f32: 52 -> 36 %), its second read coming from memory. */
@@ -258,7 +262,8 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
     const void *x = kp_tensor_base(src), *w = weight ? kp_tensor_base(weight) : NULL;
     const void *b = bias ? kp_tensor_base(bias) : NULL;
     void *y = kp_tensor_base(dst);
-    if (kind == ROW_SOFTMAX && path == PATH_VEC && a.cached == 0 && split_softmax(stream->device, &a, src->dtype, &dims))
+    if (kind == ROW_SOFTMAX && path == PATH_STREAM &&
+        split_softmax(stream->device, &a, src->dtype, &dims))
         return launch_split_softmax(stream, src->dtype, &a, &dims, x, y);
     void *args[] = {&a, &x, &y, &w, &b};
     return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
