@@ -236,18 +236,26 @@ struct kp_layernorm_algo {
     KP_ROW_KERNEL(OP, _##NAME, T, true, false, false, 1, PARAMS, __VA_ARGS__)                 \
     KP_ROW_KERNEL(OP, _strided_##NAME, T, false, false, false, 1, PARAMS, __VA_ARGS__)
 
-// softmax_stream_<dt> takes contiguous rows too long to cache (H200, f32
-// rows of 32000-151936: 29-53 -> 55-68 % of copy; 16-bit +3-4 points). The
-// norms' streamed rows gained nothing so (layernorm lost 3 points) and stay
-// in <op>_<dt>. (Bounded for two blocks a multiprocessor, the 16-bit and
-// f64 kernels spilled.)
+// <op>_stream_<dt> takes contiguous rows too long to cache, bounded for
+// two blocks a multiprocessor as the exact kernels (f64: one, it spilled).
+// H200, many rows of 32000-151936, % of copy before -> after: softmax f32
+// 29-52 -> 61-65, 16-bit 33-41 -> 52-64; rmsnorm f32 44-54 -> 60-65, bf16
+// 34-44 -> 51-64; layernorm f32 32-45 -> 43-54, bf16 25-32 -> 36-44.
+#define KP_ROWS_STREAM_MIN_BLOCKS(T) (sizeof(T) == 8 ? 1 : KP_ROWS_EXACT_MIN_BLOCKS)
 #define KP_ROW_KERNELS(NAME, T)                                                               \
     KP_ROW_OP(softmax, NAME, T, (kp_rows_args a, const T *x, T *y), a, x, y, (const T *)0,    \
               (const T *)0, kp_softmax_algo())                                                \
-    KP_ROW_KERNEL(softmax, _stream_##NAME, T, true, false, true, 1, (kp_rows_args a, const T *x, T *y), \
-                  a, x, y, (const T *)0, (const T *)0, kp_softmax_algo())                     \
+    KP_ROW_KERNEL(softmax, _stream_##NAME, T, true, false, true, KP_ROWS_STREAM_MIN_BLOCKS(T), \
+                  (kp_rows_args a, const T *x, T *y), a, x, y, (const T *)0, (const T *)0,    \
+                  kp_softmax_algo())                                                          \
     KP_ROW_OP(rmsnorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w), a, x, y, w,   \
               (const T *)0, kp_rmsnorm_algo{a.eps})                                           \
+    KP_ROW_KERNEL(rmsnorm, _stream_##NAME, T, true, false, true, KP_ROWS_STREAM_MIN_BLOCKS(T), \
+                  (kp_rows_args a, const T *x, T *y, const T *w), a, x, y, w, (const T *)0, \
+                  kp_rmsnorm_algo{a.eps})                                                     \
+    KP_ROW_KERNEL(layernorm, _stream_##NAME, T, true, false, true, KP_ROWS_STREAM_MIN_BLOCKS(T), \
+                  (kp_rows_args a, const T *x, T *y, const T *w, const T *b), a, x, y, w, b, \
+                  kp_layernorm_algo{a.eps})                                                   \
     KP_ROW_OP(layernorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w, const T *b), \
               a, x, y, w, b, kp_layernorm_algo{a.eps})
 

@@ -186,8 +186,13 @@ template <typename T, bool VEC, int U = 1> struct kp_row_streamed {
     }
 };
 
-// Slots a thread of the stream-only row kernels loads at once.
-#define KP_ROWS_STREAM_UNROLL 4
+// Slots a thread of the stream-only row kernels loads at once: 2 for 16-
+// and 32-bit rows, whose kernels then fit two blocks a multiprocessor (H200:
+// 16-bit rows of 32000-151936 went from 37-45 % of copy with 4 slots and
+// one block to 52-65 %, f32 ones of 128256 and more from 54-58 to 61-62).
+template <typename T> struct kp_rows_stream_unroll {
+    static constexpr int value = sizeof(T) == 8 ? 4 : 2;
+};
 
 // Row `row` of the launch as seen by this thread. A group past the last
 // row reads row 0 (FULL: every slot is read) or nothing, and stores nothing.
@@ -239,7 +244,7 @@ KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_id
 // The exact path is a kernel of its own: registers are allocated for a
 // kernel's largest path, and the others would cost it occupancy.
 // STREAM: the host found the rows too long to cache (A.cached == 0,
-// contiguous rows): the kernel streams them only, KP_ROWS_STREAM_UNROLL
+// contiguous rows): the kernel streams them only, kp_rows_stream_unroll
 // slots at once.
 template <bool VEC, bool EXACT, bool STREAM, typename T, typename Algo>
 KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
@@ -259,7 +264,7 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
                 kp_row_try_cached<4, true, T, VEC>(A, g, row, x, y, w, b, pad, algo);
         } else if constexpr (STREAM) {
             const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, false>(A, g, row, x, y, w, b, pad);
-            kp_row_streamed<T, VEC, KP_ROWS_STREAM_UNROLL> src{
+            kp_row_streamed<T, VEC, kp_rows_stream_unroll<T>::value> src{
                 r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
             algo(r, g, src, A.flags);
         } else {

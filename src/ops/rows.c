@@ -9,8 +9,8 @@
  * Kernels: <op>_exact_<dtype> takes rows that split exactly (cols = group x
  * slots x elements per slot, 1..KP_ROW_MAX_SLOTS slots: no slot passes the
  * row's end, nothing is tested per element); <op>_<dtype> other rows with
- * 16-byte loads; softmax_stream_<dtype> softmax rows too long to cache
- * (several slots' loads at once; few such rows are split, see
+ * 16-byte loads; <op>_stream_<dtype> rows too long to cache (several
+ * slots' loads at once; softmax of few such rows splits them, see
  * split_softmax).
  * All need unit inner strides and 16-byte-aligned rows in every operand;
  * other layouts use <op>_strided_<dtype>. */
@@ -26,11 +26,11 @@ enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
 enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED };
 
-/* The norms stream rows in their <op>_<dtype> kernel (kernels/rows.cu says why). */
 static const enum kp_family_id row_families[3][4] = {
     [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED},
-    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM, KP_KF_RMSNORM_STRIDED},
-    [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STRIDED},
+    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STREAM, KP_KF_RMSNORM_STRIDED},
+    [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STREAM,
+                       KP_KF_LAYERNORM_STRIDED},
 };
 
 static bool is_float(kp_dtype dt)

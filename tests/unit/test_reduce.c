@@ -244,11 +244,11 @@ START_TEST(test_rows_plans)
     kp_tensor wide_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 16400);
     LAUNCHES(kp_softmax(stream, &wide_dst, &wide), 2, "softmax_split_f32");
     LAUNCHES(kp_log_softmax(stream, &wide, &wide), 2, "softmax_split_f32");
-    LAUNCHES(kp_rmsnorm(stream, &wide_dst, &wide, NULL, 1e-6f), 1, "rmsnorm_f32");
+    LAUNCHES(kp_rmsnorm(stream, &wide_dst, &wide, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
     kp_tensor four = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 0);
     kp_tensor four_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 32800);
     LAUNCHES(kp_softmax(stream, &four_dst, &four), 1, "softmax_stream_f32");
-    LAUNCHES(kp_layernorm(stream, &four_dst, &four, NULL, NULL, 1e-6f), 1, "layernorm_f32");
+    LAUNCHES(kp_layernorm(stream, &four_dst, &four, NULL, NULL, 1e-6f), 1, "layernorm_stream_f32");
     kp_tensor empty = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
     int before = atomic_load(&fake.launches);
     ck_assert_int_eq(kp_softmax(stream, &empty, &empty), KP_OK);
