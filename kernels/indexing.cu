@@ -84,7 +84,8 @@ KP_DEVICE void kp_zero_row(T *d, kp_idx len, kp_idx lane, kp_idx lanes) {
         d[k] = T();
 }
 
-// index_select with contiguous rows: 2^lanes_log2 threads per row, grid-stride over rows.
+// index_select, and gather with ids constant along rows, with contiguous
+// rows (kp_index_rows): 2^lanes_log2 threads per row, grid-stride over rows.
 template <typename I, typename T>
 KP_DEVICE void kp_index_select_rows(const kp_index_rows &p, T *dst, const T *src, const I *ids,
                                     kp_status_word *status) {
@@ -95,7 +96,7 @@ KP_DEVICE void kp_index_select_rows(const kp_index_rows &p, T *dst, const T *src
     const kp_idx rows = (kp_idx)p.rows, count = (kp_idx)p.count;
     for (kp_idx row = blockIdx.x * per_block + (threadIdx.x >> p.lanes_log2); row < rows; row += step) {
         const kp_idx outer = row / count, i = row - outer * count;
-        const I id = ids[i * (kp_idx)p.ids_stride];
+        const I id = ids[outer * (kp_idx)p.ids_outer_stride + i * (kp_idx)p.ids_stride];
         T *d = dst + outer * (kp_idx)p.dst_outer_stride + i * (kp_idx)p.dst_row_stride;
         if (kp_id_valid(id, p.src_dim_size)) {
             const T *s = src + outer * (kp_idx)p.src_outer_stride + (kp_idx)id * (kp_idx)p.src_dim_stride;
@@ -103,7 +104,7 @@ KP_DEVICE void kp_index_select_rows(const kp_index_rows &p, T *dst, const T *src
         } else {
             kp_zero_row(d, (kp_idx)p.row_len, lane, lanes);
             if (lane == 0)
-                kp_report_bad_id(status, i);
+                kp_report_bad_id(status, p.report_rows ? row * (kp_idx)p.row_len : i);
         }
     }
 }

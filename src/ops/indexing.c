@@ -210,12 +210,15 @@ static unsigned ceil_log2(uint64_t v)
 }
 
 /* Fills *p and returns true if dst and src have contiguous rows after `dim`
- * and collapsible dims before it. */
-static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tensor *ids, int dim,
-                      struct kp_index_rows *p)
+ * and collapsible dims before it: index_select, whose rank-1 ids pick rows,
+ * and gather whose ids are constant along each row (stride 0 after `dim`,
+ * as torch's expand of a column of ids gives: an embedding lookup), which
+ * then is an index_select of rows instead of a gather of elements. */
+static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *src,
+                      const kp_tensor *ids, int dim, struct kp_index_rows *p)
 {
     int rank = dst->layout.rank;
-    int64_t row_len, dst_in, src_in, outer, dst_out, src_out, outer_src;
+    int64_t row_len, dst_in, src_in, outer, dst_out, src_out, outer_src, outer_ids, ids_out = 0;
     if (!collapse(&dst->layout, dim + 1, rank, &row_len, &dst_in) ||
         !collapse(&src->layout, dim + 1, rank, &row_len, &src_in) ||
         (row_len > 1 && (dst_in != 1 || src_in != 1)))
@@ -223,22 +226,33 @@ static bool plan_rows(const kp_tensor *dst, const kp_tensor *src, const kp_tenso
     if (!collapse(&dst->layout, 0, dim, &outer, &dst_out) ||
         !collapse(&src->layout, 0, dim, &outer_src, &src_out))
         return false;
+    if (op == OP_GATHER) {
+        for (int d = dim + 1; d < rank; d++)
+            if (ids->layout.shape[d] > 1 && ids->layout.strides[d] != 0)
+                return false;
+        if (!collapse(&ids->layout, 0, dim, &outer_ids, &ids_out))
+            return false;
+    }
+    const bool gather = op == OP_GATHER;
     size_t es = kp_dtype_size(dst->dtype);
     uint64_t vectors = ((uint64_t)row_len * es + 15) / 16;
     unsigned lanes_log2 = ceil_log2(vectors);
     if (lanes_log2 > 8)
         lanes_log2 = 8;  /* 256 threads, the whole block, per row */
+    const int64_t count = dst->layout.shape[dim];
     *p = (struct kp_index_rows){
-        .rows = outer * ids->layout.shape[0],
-        .count = ids->layout.shape[0],
+        .rows = outer * count,
+        .count = count,
         .row_len = row_len,
         .dst_outer_stride = dst_out,
         .dst_row_stride = dst->layout.strides[dim],
         .src_outer_stride = src_out,
         .src_dim_stride = src->layout.strides[dim],
         .src_dim_size = src->layout.shape[dim],
-        .ids_stride = ids->layout.strides[0],
+        .ids_stride = ids->layout.strides[gather ? dim : 0],
+        .ids_outer_stride = ids_out,
         .lanes_log2 = (int32_t)lanes_log2,
+        .report_rows = gather,
     };
     return true;
 }
@@ -267,7 +281,7 @@ static kp_status run(enum index_op op, kp_stream *stream, const kp_tensor *dst,
     if (st != KP_OK || n == 0)
         return st;
     struct kp_index_rows rows;
-    if (op == OP_INDEX_SELECT && plan_rows(dst, src, ids, dim, &rows))
+    if ((op == OP_INDEX_SELECT || op == OP_GATHER) && plan_rows(op, dst, src, ids, dim, &rows))
         return launch_rows(stream, dst, src, ids, status, &rows);
     return launch_strided(op, stream, dst, src, ids, dim, status, n);
 }

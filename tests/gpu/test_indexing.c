@@ -57,6 +57,8 @@ enum kind {
     PADDED,      /* row-major with 3 unused elements after each last-dim row */
     STRIDED,     /* row-major, every third element */
     BROADCAST,   /* row-major with stride 0 at one dim (inputs only) */
+    ROW_CONST,   /* row-major with stride 0 at every dim after the indexed one (ids only:
+                    gather's rows of one id, as torch's expand gives) */
 };
 
 /* `full` is the shape of the tensor indexed along dim (src when reading,
@@ -86,6 +88,10 @@ static const struct index_case cases[] = {
     {"wide aligned rows", 2, {300, 1024}, 0, 257, CONTIG, CONTIG, CONTIG, 0, 0, 0},
     {"odd rows, misaligned", 2, {97, 33}, 0, 120, CONTIG, CONTIG, CONTIG, 1, 1, 0},
     {"indexed dim of size 1", 3, {7, 1, 9}, 1, 5, CONTIG, STRIDED, CONTIG, 0, 0, 0},
+    /* ids constant along rows: gather copies rows */
+    {"ids constant along rows", 2, {300, 1024}, 0, 257, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
+    {"ids constant along rows, 3-D", 3, {5, 40, 24}, 1, 33, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
+    {"ids constant along odd rows, misaligned", 2, {97, 33}, 0, 120, CONTIG, CONTIG, ROW_CONST, 1, 1, 2},
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -112,6 +118,8 @@ static void make_operand(struct operand *o, kp_dtype dt, int rank, const int64_t
         }
         if (kind == BROADCAST)
             strides[bdim] = 0;
+        for (int d = bdim + 1; kind == ROW_CONST && d < rank; d++)
+            strides[d] = 0;
     }
     int64_t last = offset;
     int empty = 0;
@@ -258,7 +266,8 @@ static void run_index(enum op op, kp_dtype idt, kp_dtype dt, const struct index_
     struct operand src, dst, ids;
     make_operand(&src, dt, rank, reads(op) ? full : part, c->src_kind, bdim, c->src_off);
     make_operand(&dst, dt, rank, reads(op) ? part : full, c->dst_kind, bdim, c->dst_off);
-    make_operand(&ids, idt, ids_rank, ids_shape, c->ids_kind, ids_rank == 1 ? 0 : bdim, c->ids_off);
+    make_operand(&ids, idt, ids_rank, ids_shape, c->ids_kind,
+                 ids_rank == 1 ? 0 : c->ids_kind == ROW_CONST ? dim : bdim, c->ids_off);
 
     const int64_t size = full[dim];  /* valid ids: 0 .. size-1 */
     fill_values(dt, src.buf.host, src.elems, opts.values);

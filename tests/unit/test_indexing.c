@@ -167,6 +167,17 @@ START_TEST(test_kernel_choice)
     kp_tensor g_src = tensor(KP_DTYPE_F64, 2, (int64_t[]){10, 8}, 0);
     ck_assert_int_eq(kp_gather(stream, &g_dst, &g_src, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "gather_i64_x64");
+    /* gather with ids constant along rows (stride 0 after dim): row copies */
+    kp_tensor g_rows = g_ids;
+    g_rows.layout.strides[0] = 1;
+    g_rows.layout.strides[1] = 0;
+    ck_assert_int_eq(kp_gather(stream, &g_dst, &g_src, &g_rows, 0, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "index_select_i64_x64");
+    kp_tensor g_cols = g_src;  /* a column-major src: no rows to copy */
+    g_cols.layout.strides[0] = 1;
+    g_cols.layout.strides[1] = 10;
+    ck_assert_int_eq(kp_gather(stream, &g_dst, &g_cols, &g_rows, 0, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "gather_i64_x64");
     ck_assert_int_eq(kp_scatter(stream, &g_src, &g_dst, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_i64_x64");
     ck_assert_int_eq(kp_scatter_add(stream, &g_src, &g_dst, &g_ids, 0, NULL), KP_OK);
