@@ -84,27 +84,32 @@ KP_DEVICE void kp_zero_row(T *d, kp_idx len, kp_idx lane, kp_idx lanes) {
         d[k] = T();
 }
 
-// index_select, and gather with ids constant along rows, with contiguous
-// rows (kp_index_rows): 2^lanes_log2 threads per row, grid-stride over rows.
+// Row copies through ids (kp_index_rows): 2^lanes_log2 threads per row,
+// grid-stride over rows. Reading, a bad id's row of dst becomes zeros;
+// scattering, it is skipped.
 template <typename I, typename T>
-KP_DEVICE void kp_index_select_rows(const kp_index_rows &p, T *dst, const T *src, const I *ids,
-                                    kp_status_word *status) {
+KP_DEVICE void kp_copy_rows(const kp_index_rows &p, T *dst, const T *src, const I *ids,
+                            kp_status_word *status) {
     const kp_idx lanes = (kp_idx)1 << p.lanes_log2;
     const kp_idx lane = threadIdx.x & (lanes - 1);
     const kp_idx per_block = blockDim.x >> p.lanes_log2;
     const kp_idx step = (kp_idx)gridDim.x * per_block;
     const kp_idx rows = (kp_idx)p.rows, count = (kp_idx)p.count;
+    const bool scatter = p.flags & KP_INDEX_ROWS_SCATTER;
     for (kp_idx row = blockIdx.x * per_block + (threadIdx.x >> p.lanes_log2); row < rows; row += step) {
         const kp_idx outer = row / count, i = row - outer * count;
         const I id = ids[outer * (kp_idx)p.ids_outer_stride + i * (kp_idx)p.ids_stride];
-        T *d = dst + outer * (kp_idx)p.dst_outer_stride + i * (kp_idx)p.dst_row_stride;
-        if (kp_id_valid(id, p.src_dim_size)) {
-            const T *s = src + outer * (kp_idx)p.src_outer_stride + (kp_idx)id * (kp_idx)p.src_dim_stride;
+        const bool valid = kp_id_valid(id, p.dim_size);
+        const kp_idx at_dst = scatter ? (kp_idx)id : i, at_src = scatter ? i : (kp_idx)id;
+        T *d = dst + outer * (kp_idx)p.dst_outer_stride + at_dst * (kp_idx)p.dst_dim_stride;
+        if (valid) {
+            const T *s = src + outer * (kp_idx)p.src_outer_stride + at_src * (kp_idx)p.src_dim_stride;
             kp_copy_row(d, s, (kp_idx)p.row_len, lane, lanes);
         } else {
-            kp_zero_row(d, (kp_idx)p.row_len, lane, lanes);
+            if (!scatter)
+                kp_zero_row(d, (kp_idx)p.row_len, lane, lanes);
             if (lane == 0)
-                kp_report_bad_id(status, p.report_rows ? row * (kp_idx)p.row_len : i);
+                kp_report_bad_id(status, p.flags & KP_INDEX_ROWS_REPORT_ROWS ? row * (kp_idx)p.row_len : i);
         }
     }
 }
@@ -145,9 +150,9 @@ KP_DEVICE void kp_scatter_strided(kp_idx n, const kp_strided &L, kp_index_dim di
 }
 
 #define KP_INDEX_MOVE(INAME, I, TNAME, T)                                                         \
-    KP_KERNEL void index_select_##INAME##_##TNAME(kp_index_rows p, T *dst, const T *src,          \
-                                                  const I *ids, kp_status_word *status) {         \
-        kp_index_select_rows(p, dst, src, ids, status);                                           \
+    KP_KERNEL void copy_rows_##INAME##_##TNAME(kp_index_rows p, T *dst, const T *src,             \
+                                               const I *ids, kp_status_word *status) {            \
+        kp_copy_rows(p, dst, src, ids, status);                                                   \
     }                                                                                             \
     KP_KERNEL void gather_##INAME##_##TNAME(kp_idx n, kp_strided layout, kp_index_dim dim,        \
                                             T *dst, const T *src, const I *ids,                   \

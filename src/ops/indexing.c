@@ -211,9 +211,9 @@ static unsigned ceil_log2(uint64_t v)
 
 /* Fills *p and returns true if dst and src have contiguous rows after `dim`
  * and collapsible dims before it: index_select, whose rank-1 ids pick rows,
- * and gather whose ids are constant along each row (stride 0 after `dim`,
- * as torch's expand of a column of ids gives: an embedding lookup), which
- * then is an index_select of rows instead of a gather of elements. */
+ * and gather and scatter whose ids are constant along each row (stride 0
+ * after `dim`, as torch's expand of a column of ids gives: an embedding
+ * lookup or its write-back), which then copy rows instead of elements. */
 static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *src,
                       const kp_tensor *ids, int dim, struct kp_index_rows *p)
 {
@@ -226,33 +226,35 @@ static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *s
     if (!collapse(&dst->layout, 0, dim, &outer, &dst_out) ||
         !collapse(&src->layout, 0, dim, &outer_src, &src_out))
         return false;
-    if (op == OP_GATHER) {
+    const bool rank1 = op == OP_INDEX_SELECT, scatter = op == OP_SCATTER;
+    if (!rank1) {
         for (int d = dim + 1; d < rank; d++)
             if (ids->layout.shape[d] > 1 && ids->layout.strides[d] != 0)
                 return false;
         if (!collapse(&ids->layout, 0, dim, &outer_ids, &ids_out))
             return false;
     }
-    const bool gather = op == OP_GATHER;
     size_t es = kp_dtype_size(dst->dtype);
     uint64_t vectors = ((uint64_t)row_len * es + 15) / 16;
     unsigned lanes_log2 = ceil_log2(vectors);
     if (lanes_log2 > 8)
         lanes_log2 = 8;  /* 256 threads, the whole block, per row */
-    const int64_t count = dst->layout.shape[dim];
+    /* ids run along the side that is not indexed: dst reading, src scattering */
+    const kp_tensor *indexed = scatter ? dst : src, *other = scatter ? src : dst;
+    const int64_t count = other->layout.shape[dim];
     *p = (struct kp_index_rows){
         .rows = outer * count,
         .count = count,
         .row_len = row_len,
         .dst_outer_stride = dst_out,
-        .dst_row_stride = dst->layout.strides[dim],
+        .dst_dim_stride = dst->layout.strides[dim],
         .src_outer_stride = src_out,
         .src_dim_stride = src->layout.strides[dim],
-        .src_dim_size = src->layout.shape[dim],
-        .ids_stride = ids->layout.strides[gather ? dim : 0],
+        .dim_size = indexed->layout.shape[dim],
+        .ids_stride = ids->layout.strides[rank1 ? 0 : dim],
         .ids_outer_stride = ids_out,
         .lanes_log2 = (int32_t)lanes_log2,
-        .report_rows = gather,
+        .flags = (scatter ? KP_INDEX_ROWS_SCATTER : 0) | (rank1 ? 0 : KP_INDEX_ROWS_REPORT_ROWS),
     };
     return true;
 }
@@ -268,7 +270,7 @@ static kp_status launch_rows(kp_stream *stream, const kp_tensor *dst, const kp_t
     void *d = kp_tensor_base(dst), *s = kp_tensor_base(src), *i = kp_tensor_base(ids);
     void *w = kp_index_status_word(status);
     void *args[] = {p, &d, &s, &i, &w};
-    return kp_launch_family_ids(stream, KP_KF_INDEX_SELECT, ids->dtype, dst->dtype, &dims, args);
+    return kp_launch_family_ids(stream, KP_KF_COPY_ROWS, ids->dtype, dst->dtype, &dims, args);
 }
 
 /* ---- entry points */
@@ -281,7 +283,8 @@ static kp_status run(enum index_op op, kp_stream *stream, const kp_tensor *dst,
     if (st != KP_OK || n == 0)
         return st;
     struct kp_index_rows rows;
-    if ((op == OP_INDEX_SELECT || op == OP_GATHER) && plan_rows(op, dst, src, ids, dim, &rows))
+    if ((op == OP_INDEX_SELECT || op == OP_GATHER || op == OP_SCATTER) &&
+        plan_rows(op, dst, src, ids, dim, &rows))
         return launch_rows(stream, dst, src, ids, status, &rows);
     return launch_strided(op, stream, dst, src, ids, dim, status, n);
 }

@@ -133,18 +133,18 @@ START_TEST(test_kernel_choice)
 {
     kp_tensor s = src_t(), d = dst_t(), x = ids_t();
     ck_assert_int_eq(kp_index_select(stream, &d, &s, &x, 0, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "index_select_u32_x32");
+    ck_assert_str_eq(fake.last_kernel, "copy_rows_u32_x32");
     /* dim 1: rows of one element, still the row path */
     kp_tensor d1 = tensor(KP_DTYPE_F32, 2, (int64_t[]){10, 4}, 512);
     ck_assert_int_eq(kp_index_select(stream, &d1, &s, &x, 1, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "index_select_u32_x32");
+    ck_assert_str_eq(fake.last_kernel, "copy_rows_u32_x32");
     /* strided ids and a padded dst keep the row path */
     kp_tensor xs = x;
     xs.layout.strides[0] = 3;
     kp_tensor dp = d;
     dp.layout.strides[0] = 9;
     ck_assert_int_eq(kp_index_select(stream, &dp, &s, &xs, 0, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "index_select_u32_x32");
+    ck_assert_str_eq(fake.last_kernel, "copy_rows_u32_x32");
     /* a transposed src does not: element-wise gather */
     kp_tensor st = s;
     st.layout.strides[0] = 1;
@@ -160,7 +160,7 @@ START_TEST(test_kernel_choice)
     ck_assert_str_eq(fake.last_kernel, "gather_u8_x16");
     s3.layout.strides[0] = 20;
     ck_assert_int_eq(kp_index_select(stream, &d3, &s3, &x8, 2, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "index_select_u8_x16");
+    ck_assert_str_eq(fake.last_kernel, "copy_rows_u8_x16");
 
     kp_tensor g_ids = tensor(KP_DTYPE_I64, 2, (int64_t[]){3, 8}, 512);
     kp_tensor g_dst = tensor(KP_DTYPE_F64, 2, (int64_t[]){3, 8}, 768);
@@ -172,7 +172,7 @@ START_TEST(test_kernel_choice)
     g_rows.layout.strides[0] = 1;
     g_rows.layout.strides[1] = 0;
     ck_assert_int_eq(kp_gather(stream, &g_dst, &g_src, &g_rows, 0, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "index_select_i64_x64");
+    ck_assert_str_eq(fake.last_kernel, "copy_rows_i64_x64");
     kp_tensor g_cols = g_src;  /* a column-major src: no rows to copy */
     g_cols.layout.strides[0] = 1;
     g_cols.layout.strides[1] = 10;
@@ -180,6 +180,10 @@ START_TEST(test_kernel_choice)
     ck_assert_str_eq(fake.last_kernel, "gather_i64_x64");
     ck_assert_int_eq(kp_scatter(stream, &g_src, &g_dst, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_i64_x64");
+    ck_assert_int_eq(kp_scatter(stream, &g_src, &g_dst, &g_rows, 0, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "copy_rows_i64_x64");
+    ck_assert_int_eq(kp_scatter_add(stream, &g_src, &g_dst, &g_rows, 0, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "scatter_add_i64_f64");  /* adds stay element-wise */
     ck_assert_int_eq(kp_scatter_add(stream, &g_src, &g_dst, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_add_i64_f64");
     kp_tensor u8_dst = tensor(KP_DTYPE_U8, 2, (int64_t[]){10, 8}, 0);
