@@ -356,12 +356,56 @@ template <typename T> KP_DEVICE void kp_softmax_split(const kp_rows_args &A, con
 KP_FOR_EACH_FLOAT(KP_SOFTMAX_SPLIT_KERNEL)
 
 // ----------------------------------------------------------------- rope
-// Groups of `group` threads per row (b, h, t); lanes walk the d/2 pairs.
-// No reduction, so rows need not be uniform per block. Each pair is read and
-// written by one thread, so dst may be src itself.
-template <typename T>
-KP_DEVICE void kp_rope(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
+// Groups of `group` threads per row (b, h, t); lanes walk the d/2 pairs,
+// A.pairs at a time: one, or as vectors where the host found every row of
+// x, y and the tables contiguous and aligned (interleaved: 16 bytes of x
+// and 8 of each table a step; half: 16 bytes of each half and of each
+// table). No reduction, so rows need not be uniform per block. Each pair is
+// read and written by one thread, so dst may be src itself.
+template <typename T, int P>
+KP_DEVICE void kp_rope_pairs(const kp_rope_args &A, const T *xr, const T *cr, const T *sr, T *yr,
+                             kp_idx j) {
     typedef typename kp_compute<T>::type C;
+    const kp_idx half = (kp_idx)A.half;
+    if constexpr (P == 1) {
+        const kp_idx e1 = A.interleaved ? 2 * j : j;
+        const kp_idx e2 = A.interleaved ? 2 * j + 1 : j + half;
+        const C x1 = kp_load(xr[e1 * A.x_stride[3]]), x2 = kp_load(xr[e2 * A.x_stride[3]]);
+        const C c = kp_load(cr[j * A.cos_stride[2]]), s = kp_load(sr[j * A.sin_stride[2]]);
+        yr[e1 * A.y_stride[3]] = kp_store<T>(x1 * c - x2 * s);
+        yr[e2 * A.y_stride[3]] = kp_store<T>(x1 * s + x2 * c);
+    } else {
+        const kp_vec<T, P> c = *(const kp_vec<T, P> *)(cr + j), s = *(const kp_vec<T, P> *)(sr + j);
+        if (A.interleaved) {
+            const kp_vec<T, 2 * P> x = *(const kp_vec<T, 2 * P> *)(xr + 2 * j);
+            kp_vec<T, 2 * P> o;
+#pragma unroll
+            for (int k = 0; k < P; k++) {
+                const C x1 = kp_load(x.v[2 * k]), x2 = kp_load(x.v[2 * k + 1]);
+                const C ck = kp_load(c.v[k]), sk = kp_load(s.v[k]);
+                o.v[2 * k] = kp_store<T>(x1 * ck - x2 * sk);
+                o.v[2 * k + 1] = kp_store<T>(x1 * sk + x2 * ck);
+            }
+            *(kp_vec<T, 2 * P> *)(yr + 2 * j) = o;
+        } else {
+            const kp_vec<T, P> a = *(const kp_vec<T, P> *)(xr + j);
+            const kp_vec<T, P> b = *(const kp_vec<T, P> *)(xr + j + half);
+            kp_vec<T, P> o1, o2;
+#pragma unroll
+            for (int k = 0; k < P; k++) {
+                const C x1 = kp_load(a.v[k]), x2 = kp_load(b.v[k]);
+                const C ck = kp_load(c.v[k]), sk = kp_load(s.v[k]);
+                o1.v[k] = kp_store<T>(x1 * ck - x2 * sk);
+                o2.v[k] = kp_store<T>(x1 * sk + x2 * ck);
+            }
+            *(kp_vec<T, P> *)(yr + j) = o1;
+            *(kp_vec<T, P> *)(yr + j + half) = o2;
+        }
+    }
+}
+
+template <typename T, int P>
+KP_DEVICE void kp_rope_rows(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
     const kp_group g = kp_group_of((unsigned)A.group);
     const kp_idx rows = (kp_idx)A.rows, half = (kp_idx)A.half;
     const kp_idx nt = (kp_idx)A.t, nh = (kp_idx)A.h;
@@ -373,15 +417,22 @@ KP_DEVICE void kp_rope(const kp_rope_args &A, const T *x, const T *cs, const T *
         T *yr = y + bi * A.y_stride[0] + hi * A.y_stride[1] + ti * A.y_stride[2];
         const T *cr = cs + bi * A.cos_stride[0] + ti * A.cos_stride[1];
         const T *sr = sn + bi * A.sin_stride[0] + ti * A.sin_stride[1];
-        for (kp_idx j = g.lane; j < half; j += g.size) {
-            const kp_idx e1 = A.interleaved ? 2 * j : j;
-            const kp_idx e2 = A.interleaved ? 2 * j + 1 : j + half;
-            const C x1 = kp_load(xr[e1 * A.x_stride[3]]), x2 = kp_load(xr[e2 * A.x_stride[3]]);
-            const C c = kp_load(cr[j * A.cos_stride[2]]), s = kp_load(sr[j * A.sin_stride[2]]);
-            yr[e1 * A.y_stride[3]] = kp_store<T>(x1 * c - x2 * s);
-            yr[e2 * A.y_stride[3]] = kp_store<T>(x1 * s + x2 * c);
-        }
+        for (kp_idx j = (kp_idx)g.lane * P; j < half; j += (kp_idx)g.size * P)
+            kp_rope_pairs<T, P>(A, xr, cr, sr, yr, j);
     }
+}
+
+// Vector steps: interleaved 16 bytes of x (8 of each table), half 16 bytes
+// of each half and of each table.
+template <typename T>
+KP_DEVICE void kp_rope(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
+    constexpr int N = (int)(16 / sizeof(T));
+    if (A.pairs == N / 2 && N / 2 > 1)
+        kp_rope_rows<T, (N / 2 > 1 ? N / 2 : 1)>(A, x, cs, sn, y);
+    else if (A.pairs == N && N > 1)
+        kp_rope_rows<T, (N > 1 ? N : 1)>(A, x, cs, sn, y);
+    else
+        kp_rope_rows<T, 1>(A, x, cs, sn, y);
 }
 
 #define KP_ROPE_KERNEL(NAME, T)                                                             \

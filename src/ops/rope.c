@@ -42,6 +42,33 @@ static void table_strides(const kp_tensor *t, int64_t out[3])
         out[d + o] = l->strides[d];
 }
 
+static bool multiples(const int64_t *strides, int n, int64_t of)
+{
+    for (int i = 0; i < n; i++)
+        if (strides[i] % of != 0)
+            return false;
+    return true;
+}
+
+/* Pairs a thread step takes (kp_rope_args.pairs): 16 bytes of x (P = N / 2
+ * pairs, interleaved) or of each half of x (P = N, half) with N elements in
+ * 16 bytes, where x and y have contiguous, 16-byte aligned rows, the tables
+ * contiguous rows aligned to P elements and d / 2 is a multiple of P; else
+ * 1. */
+static int32_t rope_pairs(const struct kp_rope_args *a, size_t es, const void *x, const void *y,
+                          const void *c, const void *s)
+{
+    const int64_t n = (int64_t)(16 / es), p = a->interleaved ? n / 2 : n;
+    const uintptr_t row_bytes = (uintptr_t)p * es;
+    if (p <= 1 || a->half % p != 0 || a->x_stride[3] != 1 || a->y_stride[3] != 1 ||
+        a->cos_stride[2] != 1 || a->sin_stride[2] != 1 || !multiples(a->x_stride, 3, n) ||
+        !multiples(a->y_stride, 3, n) || !multiples(a->cos_stride, 2, p) ||
+        !multiples(a->sin_stride, 2, p) || ((uintptr_t)x | (uintptr_t)y) % 16 != 0 ||
+        ((uintptr_t)c | (uintptr_t)s) % row_bytes != 0)
+        return 1;
+    return (int32_t)p;
+}
+
 kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst, const kp_tensor *src,
                   const kp_tensor *cos_table, const kp_tensor *sin_table)
 {
@@ -103,16 +130,17 @@ kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst
     table_strides(cos_table, a.cos_stride);
     table_strides(sin_table, a.sin_stride);
     a.interleaved = layout == KP_ROPE_INTERLEAVED;
-    unsigned group = 1;
-    while (group < (uint64_t)a.half && group < ROPE_BLOCK)
+    const void *xp = kp_tensor_base(src), *cp = kp_tensor_base(cos_table), *sp = kp_tensor_base(sin_table);
+    void *yp = kp_tensor_base(dst);
+    a.pairs = rope_pairs(&a, kp_dtype_size(src->dtype), xp, yp, cp, sp);
+    unsigned group = 1;  /* threads per row: enough for its steps, at most a block */
+    while (group < (uint64_t)(a.half / a.pairs) && group < ROPE_BLOCK)
         group <<= 1;
     a.group = (int32_t)group;
     uint64_t blocks = ((uint64_t)a.rows + ROPE_BLOCK / group - 1) / (ROPE_BLOCK / group);
     if (blocks > (((uint64_t)1 << 31) - 1) / ROPE_BLOCK)  /* grid x block < 2^31 for HIP */
         blocks = (((uint64_t)1 << 31) - 1) / ROPE_BLOCK;
     struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {ROPE_BLOCK, 1, 1}, 0};
-    const void *xp = kp_tensor_base(src), *cp = kp_tensor_base(cos_table), *sp = kp_tensor_base(sin_table);
-    void *yp = kp_tensor_base(dst);
     void *args[] = {&a, &xp, &cp, &sp, &yp};
     return kp_launch_family(stream, KP_KF_ROPE, src->dtype, &dims, args);
 }

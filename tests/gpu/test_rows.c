@@ -333,6 +333,7 @@ struct rope_case {
     bool batched_tables;     /* (b, t, d/2) instead of (t, d/2) */
     bool table_transposed;   /* tables stored (d/2, t) and viewed transposed */
     bool in_place;
+    bool aligned;            /* dst and both tables 16-byte aligned (vector steps) */
 };
 
 static const struct rope_case rope_cases[] = {
@@ -347,6 +348,13 @@ static const struct rope_case rope_cases[] = {
     {"interleaved d=2", KP_ROPE_INTERLEAVED, {3, 2, 4, 2}, {0}, 0, false, false, false},
     {"thd with 600 pairs per row", KP_ROPE_THD, {1, 3, 2, 1200}, {0}, 0, false, false, false},
     {"empty", KP_ROPE_HALF, {2, 0, 5, 8}, {0}, 0, false, false, false},
+    /* aligned operands: vector steps where d / 2 allows (16 bytes of x) */
+    {"interleaved 2x4x33x64 aligned", KP_ROPE_INTERLEAVED, {2, 4, 33, 64}, {0}, 0, false, false, false, true},
+    {"half 2x4x33x128 aligned", KP_ROPE_HALF, {2, 4, 33, 128}, {0}, 0, false, false, false, true},
+    {"thd 2x9x4x64 batched aligned", KP_ROPE_THD, {2, 9, 4, 64}, {0}, 0, true, false, false, true},
+    {"half 2x4x3x8 aligned in place", KP_ROPE_HALF, {2, 4, 3, 8}, {0}, 0, false, false, true, true},
+    {"interleaved 3x2x5x8 aligned", KP_ROPE_INTERLEAVED, {3, 2, 5, 8}, {0}, 0, false, false, false, true},
+    {"thd 1x3x2x1200 aligned", KP_ROPE_THD, {1, 3, 2, 1200}, {0}, 0, false, false, false, true},
 };
 #define N_ROPE (sizeof(rope_cases) / sizeof(rope_cases[0]))
 
@@ -370,9 +378,12 @@ static void run_rope(kp_dtype dt, const struct rope_case *c)
         memset(dst.host, POISON, dst.bytes);
         gpu_buf_upload(&dst);
     }
+    /* the sin table starts after the cos table: one element later, or at
+     * the next 16 bytes for aligned cases */
     const int64_t tb = c->batched_tables ? B : 1, table = tb * T * half;
-    gpu_buf_alloc(&tab, (size_t)(2 * table + 1) * es);
-    for (int64_t i = 0; i < 2 * table + 1; i++)
+    const int64_t sin_at = c->aligned ? (table + 8) / 8 * 8 : table + 1;
+    gpu_buf_alloc(&tab, (size_t)(sin_at + table) * es);
+    for (int64_t i = 0; i < sin_at + table; i++)
         host_set(dt, tab.host, (size_t)i, rng_uniform(-1, 1));
     gpu_buf_upload(&tab);
     unsigned char *src_copy = malloc(src.bytes ? src.bytes : 1);
@@ -380,17 +391,17 @@ static void run_rope(kp_dtype dt, const struct rope_case *c)
     gpu_buf_upload(&src);
 
     kp_tensor s = gpu_tensor(&src, dt, 4, c->shape, case_strides(c->src_strides, 4), c->src_offset);
-    kp_tensor d = c->in_place ? s : gpu_tensor(&dst, dt, 4, c->shape, NULL, 1);
+    kp_tensor d = c->in_place ? s : gpu_tensor(&dst, dt, 4, c->shape, NULL, c->aligned ? 0 : 1);
     kp_tensor ct, st;
     if (c->batched_tables) {
         ct = gpu_tensor(&tab, dt, 3, (int64_t[]){B, T, half}, NULL, 0);
-        st = gpu_tensor(&tab, dt, 3, (int64_t[]){B, T, half}, NULL, table + 1);
+        st = gpu_tensor(&tab, dt, 3, (int64_t[]){B, T, half}, NULL, sin_at);
     } else if (c->table_transposed) {
         ct = gpu_tensor(&tab, dt, 2, (int64_t[]){T, half}, (int64_t[]){1, T}, 0);
-        st = gpu_tensor(&tab, dt, 2, (int64_t[]){T, half}, (int64_t[]){1, T}, table + 1);
+        st = gpu_tensor(&tab, dt, 2, (int64_t[]){T, half}, (int64_t[]){1, T}, sin_at);
     } else {
         ct = gpu_tensor(&tab, dt, 2, (int64_t[]){T, half}, NULL, 0);
-        st = gpu_tensor(&tab, dt, 2, (int64_t[]){T, half}, NULL, table + 1);
+        st = gpu_tensor(&tab, dt, 2, (int64_t[]){T, half}, NULL, sin_at);
     }
     CK_OK(kp_rope(gpu_stream, c->layout, &d, &s, &ct, &st));
     gpu_buf_download(&dst);
