@@ -93,8 +93,9 @@ struct kp_rope_args {
     int64_t sin_stride[3];
     int32_t interleaved;
     int32_t group;      /* threads per row */
-    int32_t pairs;      /* pairs a thread step: 1, or 16 bytes of x's two halves
-                           (interleaved: 16 bytes of x) where kp_rope_vec_ok() */
+    int32_t pairs;      /* pairs a thread step: 1, or 16 bytes of each half of x
+                           (interleaved: 16 bytes of x) where rope_pairs() in
+                           src/ops/rope.c finds the rows aligned */
     int32_t pad_;
 };
 
