@@ -964,7 +964,8 @@ template <typename T> KP_DEVICE bool kp_max_pool_pairs(const kp_spatial_args &a,
 // last) with weights 0.75 and 0.25, x = 2i > 0 reads i - 1 and i with 0.25
 // and 0.75, x = 0 reads 0 and 1 with 1 and 0; rows likewise. K items a
 // lane (see kp_image_walk below).
-template <typename T, int K> KP_DEVICE void kp_bilinear2_items(const kp_spatial_args &a, const T *src, T *dst) {
+template <typename T, int K>
+KP_DEVICE void kp_bilinear2_items(const kp_spatial_args &a, const T *src, T *dst) {
     typedef float C;
     constexpr int G = (int)(8 / sizeof(T)), W = KP_WAVE_SIZE;
     const int h = (int)a.h, w = (int)a.w, s2 = (int)a.src_stride[2];
@@ -976,12 +977,13 @@ template <typename T, int K> KP_DEVICE void kp_bilinear2_items(const kp_spatial_
     // stores of one wave instruction are contiguous along a row. Waves step
     // together while any lane has an item, so that all take part in the
     // exchanges; lanes past the end work on a copy of the last item.
-    for (uint32_t first = (blockIdx.x * blockDim.x + threadIdx.x - lane) * K; first < items; first += stride) {
+    for (uint32_t first = (blockIdx.x * blockDim.x + threadIdx.x - lane) * K; first < items;
+         first += stride) {
         bool mine[K];
         int y[K], x0[K];
         uint32_t plane[K];
         kp_vec8<T> v[K][3];
-        const T *base[K];
+        const T *rows[K][3];  // source rows y - 1, y, y + 1 (clamped) at column x0
 #pragma unroll
         for (int k = 0; k < K; k++) {
             mine[k] = first + k * W + lane < items;
@@ -990,11 +992,12 @@ template <typename T, int K> KP_DEVICE void kp_bilinear2_items(const kp_spatial_
             plane[k] = kp_magic_div(a, 4, r);
             y[k] = (int)(r - plane[k] * (uint32_t)h);
             x0[k] = (int)(i - r * per_row) * G;
-            base[k] = src + (int64_t)plane[k] * a.src_stride[1] + x0[k];
-            const int rows[3] = {y[k] > 0 ? y[k] - 1 : 0, y[k], y[k] + 1 < h ? y[k] + 1 : h - 1};
+            const T *base = src + (int64_t)plane[k] * a.src_stride[1] + x0[k];
+            const int ys[3] = {y[k] > 0 ? y[k] - 1 : 0, y[k], y[k] + 1 < h ? y[k] + 1 : h - 1};
 #pragma unroll
             for (int t = 0; t < 3; t++) {
-                v[k][t] = *(const kp_vec8<T> *)(base[k] + rows[t] * s2);
+                rows[k][t] = base + ys[t] * s2;
+                v[k][t] = *(const kp_vec8<T> *)rows[k][t];
             }
         }
         C s[K][3][2 * G];  // each row's horizontal sums at the 2G output columns
@@ -1017,8 +1020,7 @@ template <typename T, int K> KP_DEVICE void kp_bilinear2_items(const kp_spatial_
             }
 #pragma unroll
             for (int k = 0; k < K; k++) {
-                const int yk = y[k], rt = t == 0 ? (yk > 0 ? yk - 1 : 0) : t == 1 ? yk : (yk + 1 < h ? yk + 1 : h - 1);
-                const T *row = base[k] + rt * s2;
+                const T *row = rows[k][t];
                 // Lanes whose neighbour in the row is not in the wave's step.
                 if (k == 0 && lane == 0 && x0[k] > 0)
                     e[k][0] = kp_load(row[-1]);
@@ -1045,11 +1047,13 @@ template <typename T, int K> KP_DEVICE void kp_bilinear2_items(const kp_spatial_
             kp_vec16<T> top, bottom;
 #pragma unroll
             for (int u = 0; u < 2 * G; u++) {
-                top.v[u] = kp_store<T>(((C)1 - top1) * s[k][0][u] + top1 * (y[k] > 0 ? s[k][1][u] : s[k][2][u]));
+                const C second = y[k] > 0 ? s[k][1][u] : s[k][2][u];
+                top.v[u] = kp_store<T>(((C)1 - top1) * s[k][0][u] + top1 * second);
                 bottom.v[u] = kp_store<T>((C)0.75 * s[k][1][u] + (C)0.25 * s[k][2][u]);
             }
             if (mine[k]) {
-                T *out = dst + (int64_t)plane[k] * a.dst_stride[1] + (int64_t)(2 * y[k]) * a.dst_stride[2] + 2 * x0[k];
+                T *out = dst + (int64_t)plane[k] * a.dst_stride[1] + (int64_t)(2 * y[k]) * a.dst_stride[2] +
+                         2 * x0[k];
                 *(kp_vec16<T> *)out = top;
                 *(kp_vec16<T> *)(out + a.dst_stride[2]) = bottom;
             }
@@ -1081,7 +1085,8 @@ template <typename T> struct kp_image_walk<kp_im2col_op, T> {
 template <typename T> struct kp_image_walk<kp_bilinear_op, T> {
     static KP_DEVICE bool go(const kp_spatial_args &a, const T *src, T *dst) {
         if constexpr (kp_fast_float<T>::value) {
-            if ((a.flags & KP_SPATIAL_FAST_BILINEAR2) && (((uintptr_t)src & 7) | ((uintptr_t)dst & 15)) == 0) {
+            if ((a.flags & KP_SPATIAL_FAST_BILINEAR2) &&
+                (((uintptr_t)src & 7) | ((uintptr_t)dst & 15)) == 0) {
                 // Two items a lane for f32 (H200: 91 -> 93 % of copy); one for
                 // 16-bit types, whose two took 80 registers and lost 2 points.
                 kp_bilinear2_items<T, sizeof(T) == 4 ? 2 : 1>(a, src, dst);
