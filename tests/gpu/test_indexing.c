@@ -88,7 +88,7 @@ static const struct index_case cases[] = {
     {"wide aligned rows", 2, {300, 1024}, 0, 257, CONTIG, CONTIG, CONTIG, 0, 0, 0},
     {"odd rows, misaligned", 2, {97, 33}, 0, 120, CONTIG, CONTIG, CONTIG, 1, 1, 0},
     {"indexed dim of size 1", 3, {7, 1, 9}, 1, 5, CONTIG, STRIDED, CONTIG, 0, 0, 0},
-    /* ids constant along rows: gather copies rows */
+    /* ids constant along rows: gather and scatter copy rows */
     {"ids constant along rows", 2, {300, 1024}, 0, 257, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
     {"ids constant along rows, 3-D", 3, {5, 40, 24}, 1, 33, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
     {"ids constant along odd rows, misaligned", 2, {97, 33}, 0, 120, CONTIG, CONTIG, ROW_CONST, 1, 1, 2},
