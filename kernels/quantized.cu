@@ -2,16 +2,20 @@
 // format and destination dtype, ids optional), quantize (the Q4/Q5/Q8
 // formats from f32/f16/bf16), and the mat-vec of token generation:
 // activations quantized to Q8_1 into a workspace (qmatvec_act_*), then
-// integer dot products against the weights (qmatvec_<format>_b<batch>).
+// integer dot products against the weights (qmatvec_<format>_b<batch>);
+// the mat-mat of larger batches takes the same activations
+// (qmatmul_<format>_n<tile>, kp_qmatmul.cuh).
 //
 // Kernel families by name:
 //   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>
 //   qmatvec_act_<f32|f16|bf16>        qmatvec_<fmt>_b<1|2|4|8>
+//   qmatmul_<fmt>_n<16|64>
 #include "kp_elementwise.cuh"
 #include "kp_async.cuh"
 #include "kp_atomics.cuh"
 #include "kp_quant.cuh"
 #include "kp_quant_abi.h"
+#include "kp_qmatmul.cuh"
 
 typedef unsigned long long kp_status_word;
 
@@ -630,15 +634,6 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
     }
 }
 
-KP_DEVICE void kp_qmv_store(void *dst, int dtype, kp_idx at, float v) {
-    if (dtype == 0)
-        ((float *)dst)[at] = v;
-    else if (dtype == 1)
-        ((kp_f16 *)dst)[at] = kp_f32_to_f16(v);
-    else
-        ((kp_bf16 *)dst)[at] = kp_f32_to_bf16(v);
-}
-
 // The activations come from the kernel queued just before this one
 // (qmatvec_act_*), which this one may overlap (KP_LAUNCH_OVERLAP_PRIOR):
 // the first weight tiles are queued before waiting for it.
@@ -757,3 +752,15 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
     }
 #define KP_QMV_ALL(ID, NAME) KP_QMV(ID, NAME, 1) KP_QMV(ID, NAME, 2) KP_QMV(ID, NAME, 4) KP_QMV(ID, NAME, 8)
 KP_QFORMAT_SUFFIXES(KP_QMV_ALL)
+
+// ------------------------------------------------------------- mat-mat
+
+static_assert(KP_QMM_NB_SMALL == 16 && KP_QMM_NB_LARGE == 64, "the kernel names below");
+#define KP_QMM(ID, NAME, NB)                                                                     \
+    KP_KERNEL void __launch_bounds__(KP_QMM_BLOCK)                                               \
+        qmatmul_##NAME##_n##NB(kp_qmv_args a, const uint8_t *w, const int8_t *act_qs,           \
+                               const kp_qmv_meta *act_meta, void *dst) {                         \
+        kp_qmatmul<KP_QF_##ID, NB>(a, w, act_qs, act_meta, dst);                                 \
+    }
+#define KP_QMM_ALL(ID, NAME) KP_QMM(ID, NAME, 16) KP_QMM(ID, NAME, 64)
+KP_QFORMAT_SUFFIXES(KP_QMM_ALL)

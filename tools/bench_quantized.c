@@ -17,7 +17,13 @@
 #define MAX_COPIES MAX_ROTATION
 #define EACH_FORMAT ((kp_qformat)0)  /* in a row: one case per format (0 is GGUF's f32) */
 
-enum qkind { QMATVEC, DEQUANTIZE, QUANTIZE, GET_ROWS };
+enum qkind { QMATVEC, QMATMUL, DEQUANTIZE, QUANTIZE, GET_ROWS };
+/* In a row: one case per format of the mat-mat's list (prompt-batch sizes
+ * are compute-bound, so fewer formats than the mat-vec's every one). */
+#define MM_FORMATS ((kp_qformat)-1)
+static const kp_qformat mm_formats[] = {KP_QFORMAT_Q4_0, KP_QFORMAT_Q8_0, KP_QFORMAT_Q4_K,
+                                        KP_QFORMAT_Q6_K};
+#define N_MM_FORMATS (sizeof(mm_formats) / sizeof(mm_formats[0]))
 
 /* One row of the table; a row of EACH_FORMAT is one case per format, in
  * kp_qformat_at's order. */
@@ -26,7 +32,7 @@ struct qcase {
     const char *op;           /* the name --ops selects */
     kp_qformat format;
     int64_t rows, cols;       /* the quantized matrix */
-    int64_t n;                /* qmatvec: batch; get_rows: ids; else unused */
+    int64_t n;                /* qmatvec, qmatmul: batch; get_rows: ids; else unused */
     kp_dtype dtype;           /* the float side: x and dst, dst, or src */
 };
 
@@ -35,7 +41,17 @@ static const struct qcase qcases[] = {
     {QMATVEC, "qmatvec", EACH_FORMAT, 4096, 14336, 8, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 1, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 8, KP_DTYPE_F32},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 16, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 64, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 512, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 2048, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 16, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 64, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 512, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 2048, KP_DTYPE_BF16},
     {DEQUANTIZE, "dequantize", EACH_FORMAT, 4096, 14336, 0, KP_DTYPE_F16},
+    {DEQUANTIZE, "dequantize", MM_FORMATS, 4096, 4096, 0, KP_DTYPE_BF16},
+    {DEQUANTIZE, "dequantize", MM_FORMATS, 14336, 4096, 0, KP_DTYPE_BF16},
     {DEQUANTIZE, "dequantize", EACH_FORMAT, 4096, 14336, 0, KP_DTYPE_F32},
     {QUANTIZE, "quantize", KP_QFORMAT_Q8_0, 4096, 14336, 0, KP_DTYPE_F32},
     {QUANTIZE, "quantize", KP_QFORMAT_Q4_0, 4096, 14336, 0, KP_DTYPE_F32},
@@ -45,7 +61,7 @@ static const struct qcase qcases[] = {
 
 static size_t row_cases(const struct qcase *c)
 {
-    return c->format == EACH_FORMAT ? kp_qformat_count() : 1;
+    return c->format == EACH_FORMAT ? kp_qformat_count() : c->format == MM_FORMATS ? N_MM_FORMATS : 1;
 }
 
 static size_t quantized_count(void)
@@ -62,7 +78,9 @@ static const struct qcase *locate(size_t i, kp_qformat *format)
     for (size_t r = 0; r < N_QCASES; r++) {
         size_t k = row_cases(&qcases[r]);
         if (i < k) {
-            *format = qcases[r].format == EACH_FORMAT ? kp_qformat_at(i) : qcases[r].format;
+            *format = qcases[r].format == EACH_FORMAT ? kp_qformat_at(i)
+                      : qcases[r].format == MM_FORMATS ? mm_formats[i]
+                                                        : qcases[r].format;
             return &qcases[r];
         }
         i -= k;
@@ -75,7 +93,7 @@ static void describe_case(const struct qcase *c, const char *fname, struct bench
     long long rows = (long long)c->rows, cols = (long long)c->cols, n = (long long)c->n;
     e->op = c->op;
     e->dtype = c->dtype;
-    if (c->kind == QMATVEC)
+    if (c->kind == QMATVEC || c->kind == QMATMUL)
         snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld b%lld", fname, rows, cols, n);
     else if (c->kind == GET_ROWS)
         snprintf(e->variant, sizeof(e->variant), "%s %lld of %lldx%lld", fname, n, rows, cols);
@@ -162,6 +180,8 @@ static kp_status run_qcase(void *ctx, int i)
     switch (q->c->kind) {
     case QMATVEC:
         return kp_quantized_matvec(q->stream, &q->dst, &q->q[k], &q->x, q->workspace);
+    case QMATMUL:
+        return kp_quantized_matmul(q->stream, &q->dst, &q->q[k], &q->x, q->workspace);
     case DEQUANTIZE:
         return kp_dequantize(q->stream, &q->dst, &q->q[k]);
     case QUANTIZE:
@@ -204,6 +224,12 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         r->bytes = rotated = q_bytes;
         r->total_bytes = q_bytes + n * (cols + rows) * es;
         break;
+    case QMATMUL:  /* shown as TFLOP/s; bytes: the weights, x and dst */
+        r->elements = rows * cols;
+        rotated = q_bytes;
+        r->bytes = q_bytes + n * (cols + rows) * es;
+        r->flops = 2.0 * (double)n * (double)rows * (double)cols;
+        break;
     case DEQUANTIZE:
         r->elements = rows * cols;
         rotated = q_bytes;
@@ -237,16 +263,17 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
     const char *what = "allocating";
     switch (c->kind) {
     case QMATVEC:
+    case QMATMUL:
     case DEQUANTIZE:
         what = "allocating and filling the weight copies";
         st = alloc_rotation(b, rotation_copies(b, rotated), q_bytes, fill_blocks, KP_DTYPE_U8, copies, NULL,
                             &q->sets);
         for (int k = 0; st == KP_OK && k < q->sets; k++)
             st = kp_qmatrix_packed(&q->q[k], copies[k], 0, format, c->rows, c->cols);
-        if (st == KP_OK && c->kind == QMATVEC) {
+        if (st == KP_OK && c->kind != DEQUANTIZE) {
             size_t ws = 0;
             what = "allocating x, dst and the workspace";
-            st = kp_quantized_matvec_workspace_size(c->n, c->cols, &ws);
+            st = kp_quantized_matmul_workspace_size(c->n, c->cols, &ws);
             if (st == KP_OK)
                 st = kp_buffer_alloc(b->dev, (size_t)(n * cols * es), &x);
             if (st == KP_OK)

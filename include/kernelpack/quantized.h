@@ -153,6 +153,22 @@ KP_API kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst,
                                      kp_buffer *workspace);
 KP_API kp_status kp_quantized_matvec_workspace_size(int64_t batch, int64_t cols, size_t *bytes);
 
+/* Largest batch kp_quantized_matmul takes (its grid holds 65535 tiles of 16
+ * batch rows). */
+#define KP_QMATMUL_MAX_BATCH (65535 * 16)
+
+/* The same product for any batch 1..KP_QMATMUL_MAX_BATCH (prompt
+ * processing): batches up to KP_QMATVEC_MAX_BATCH run kp_quantized_matvec's
+ * kernels, larger ones a tiled mat-mat on the same Q8_1 activations, with
+ * 8-bit integer matrix instructions where the device has them (NVIDIA
+ * sm_80+) and dot-product instructions elsewhere. Results, arguments and
+ * workspace rules are kp_quantized_matvec's; the workspace size comes from
+ * kp_quantized_matmul_workspace_size. */
+KP_API kp_status kp_quantized_matmul(kp_stream *stream, const kp_tensor *dst,
+                                     const kp_qmatrix *w, const kp_tensor *x,
+                                     kp_buffer *workspace);
+KP_API kp_status kp_quantized_matmul_workspace_size(int64_t batch, int64_t cols, size_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 // Matrix-instruction wrappers. Only NVIDIA sm_80+ has them here; callers
-// test KP_HAS_MMA_16 and keep a SIMT path for every other target.
+// test KP_HAS_MMA_16 (16-bit and 8-bit integer products alike) and keep a
+// SIMT path for every other target.
 #pragma once
 
 #include "kp_device.cuh"
@@ -32,6 +33,26 @@ KP_MMA_16(kp_f16, "f16")
 KP_MMA_16(kp_bf16, "bf16")
 #undef KP_MMA_16
 
+// D = A * B for one warp with 8-bit signed integers and exact 32-bit sums:
+// A 16x32 (row), B 32x8 (col). The fragments are the 16-bit ones above with
+// each 32-bit register holding four 8-bit elements (k = 4t .. 4t+3 for
+// register 0 of A and B, 16 + 4t .. for registers 2 of A and 1 of B):
+//   a[0]: A[g][4t..]   a[1]: A[g+8][4t..]   a[2]: A[g][16+4t..]   a[3]: A[g+8][16+4t..]
+//   b[0]: B[4t..][g]   b[1]: B[16+4t..][g]      d as for m16n8k16.
+KP_DEVICE void kp_mma_s8_k32(int d[4], const uint32_t a[4], const uint32_t b[2]) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0));
+}
+// The same over k = 16 only: A 16x16 as a[0], a[1] above, B 16x8 as b[0].
+KP_DEVICE void kp_mma_s8_k16(int d[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 "
+                 "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a0), "r"(a1), "r"(b0), "r"(0));
+}
+
 // Four 8x8 matrices of 16-bit elements from shared memory: lanes 8q..8q+7
 // give the 16-byte-aligned addresses of matrix q's rows; r[q] receives row
 // lane / 4, elements 2 * (lane % 4) and the next, as the fragments above
@@ -40,6 +61,13 @@ KP_DEVICE void kp_ldmatrix_x4(uint32_t r[4], const void *row) {
     const unsigned addr = (unsigned)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+// Two such matrices: lanes 0-7 and 8-15 give the addresses.
+KP_DEVICE void kp_ldmatrix_x2(uint32_t r[2], const void *row) {
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
                  : "r"(addr));
 }
 #endif

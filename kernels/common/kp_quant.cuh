@@ -31,9 +31,10 @@ template <int A> KP_DEVICE uint32_t kp_qld32(const uint8_t *p) {
 }
 
 // N consecutive 32-bit words from p, aligned to A (2 or 4) bytes. For A = 2
-// the N + 1 aligned words around them are read and shifted into place
-// (fewer loads than 2-byte pieces): up to 4 bytes past the end are read, so
-// callers keep that much slack after the data (the mat-vec's tile does).
+// the aligned words around them are read and shifted into place (fewer
+// loads than 2-byte pieces); a run that starts 2 bytes into a word ends with
+// a 2-byte load, so no byte outside the run's own words is read and blocks
+// may be decoded straight from global memory (the mat-mat does).
 template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w) {
     if (A >= 4) {
 #pragma unroll
@@ -47,7 +48,8 @@ template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w)
     const uint32_t *base = (const uint32_t *)(p - misalign);
     uint32_t u[N + 1];
 #pragma unroll
-    for (int k = 0; k <= N; k++) u[k] = base[k];
+    for (int k = 0; k < N; k++) u[k] = base[k];
+    u[N] = misalign ? (uint32_t)*(const uint16_t *)(base + N) : 0u;
 #pragma unroll
     for (int k = 0; k < N; k++) {
 #if KP_HIP
@@ -78,6 +80,16 @@ template <int A> KP_DEVICE kp_qrun8 kp_qld8(const uint8_t *p) {
         r.w[1] = mid >> 16 | (uint32_t)*(const uint16_t *)(p + 6) << 16;
     }
     return r;
+}
+
+// A product's result to dst[at], dst of kp_qmv_args::dst_dtype.
+KP_DEVICE void kp_qmv_store(void *dst, int dtype, kp_idx at, float v) {
+    if (dtype == 0)
+        ((float *)dst)[at] = v;
+    else if (dtype == 1)
+        ((kp_f16 *)dst)[at] = kp_f32_to_f16(v);
+    else
+        ((kp_bf16 *)dst)[at] = kp_f32_to_bf16(v);
 }
 
 // Byte k of v, as an unsigned value.

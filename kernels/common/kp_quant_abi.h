@@ -16,6 +16,15 @@
 #define KP_QMV_ROWS 4
 #define KP_QMV_ITEMS KP_QMV_BLOCK
 
+/* The mat-mat (qmatmul_<format>_n<NB>): a block of KP_QMM_BLOCK threads
+ * computes a tile of KP_QMM_ROWS(NB) weight rows x NB activation rows, NB
+ * KP_QMM_NB_SMALL or KP_QMM_NB_LARGE; the grid is (row tiles, batch tiles).
+ * Its arguments are the mat-vec's (kp_qmv_args, `vector` unused). */
+#define KP_QMM_BLOCK 128
+#define KP_QMM_NB_SMALL 16
+#define KP_QMM_NB_LARGE 64
+#define KP_QMM_ROWS(nb) ((nb) >= KP_QMM_NB_LARGE ? 64 : 32)
+
 /* dequantize (ids_kind 0) and get_rows (1: u32 ids, 2: i64 ids): dst row r
  * = source row r, or ids[r]. Strides are in bytes for the source and in
  * elements for dst and ids. dst_dtype: 0 f32, 1 f16, 2 bf16. */

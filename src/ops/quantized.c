@@ -332,13 +332,14 @@ static bool plan_workspace(int64_t batch, int64_t cols, struct qmv_workspace *w)
     return true;
 }
 
-kp_status kp_quantized_matvec_workspace_size(int64_t batch, int64_t cols, size_t *bytes)
+static kp_status workspace_size(const char *fn, int64_t batch, int64_t max_batch, int64_t cols,
+                                size_t *bytes)
 {
-    static const char fn[] = "kp_quantized_matvec_workspace_size";
-    KP_CHECK_NOT_NULL(bytes);
-    if (batch < 1 || batch > KP_QMATVEC_MAX_BATCH)
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: batch %lld is outside 1..%d", fn,
-                       (long long)batch, KP_QMATVEC_MAX_BATCH);
+    if (!bytes)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", fn);
+    if (batch < 1 || batch > max_batch)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: batch %lld is outside 1..%lld", fn,
+                       (long long)batch, (long long)max_batch);
     if (cols < 0 || cols % 32)
         return kp_fail(KP_ERR_INVALID_ARGUMENT,
                        "%s: %lld columns are not a multiple of 32 (every format's block is)", fn,
@@ -348,6 +349,18 @@ kp_status kp_quantized_matvec_workspace_size(int64_t batch, int64_t cols, size_t
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows size_t", fn);
     *bytes = w.total;
     return KP_OK;
+}
+
+kp_status kp_quantized_matvec_workspace_size(int64_t batch, int64_t cols, size_t *bytes)
+{
+    return workspace_size("kp_quantized_matvec_workspace_size", batch, KP_QMATVEC_MAX_BATCH, cols,
+                          bytes);
+}
+
+kp_status kp_quantized_matmul_workspace_size(int64_t batch, int64_t cols, size_t *bytes)
+{
+    return workspace_size("kp_quantized_matmul_workspace_size", batch, KP_QMATMUL_MAX_BATCH, cols,
+                          bytes);
 }
 
 /* (batch, n) of a rank-1 (batch 1) or rank-2 operand, with its strides. */
@@ -380,10 +393,45 @@ static int staging_vector(const void *w, size_t row_stride, int64_t rows)
     return (uintptr_t)w % 16 == 0 && (rows <= 1 || row_stride % 16 == 0) ? 16 : 2;
 }
 
-kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *w,
-                              const kp_tensor *x, kp_buffer *workspace)
+/* The products kernel for batch rows of 1..8 (the mat-vec). */
+static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, int format,
+                               bool after_act, void **args)
 {
-    static const char fn[] = "kp_quantized_matvec";
+    int b = a->batch <= 1 ? 1 : a->batch <= 2 ? 2 : a->batch <= 4 ? 4 : 8;
+    enum kp_family_id fam = b == 1 ? KP_KF_QMATVEC_B1 : b == 2 ? KP_KF_QMATVEC_B2
+                            : b == 4 ? KP_KF_QMATVEC_B4 : KP_KF_QMATVEC_B8;
+    uint64_t blocks = ((uint64_t)a->rows + KP_QMV_ROWS - 1) / KP_QMV_ROWS;
+    if (blocks > (1u << 30))
+        blocks = 1u << 30;
+    /* The products kernel may start while the activation kernel runs: it
+     * queues its first weight copies, then waits for the activations. */
+    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {KP_QMV_BLOCK, 1, 1}, 0,
+                                  after_act ? KP_LAUNCH_OVERLAP_PRIOR : 0};
+    return kp_launch_family_qf(stream, fam, format, &dims, args);
+}
+
+/* Batches of up to QMM_SMALL_MAX_BATCH rows take the small batch tile. */
+#define QMM_SMALL_MAX_BATCH 32
+
+/* The products kernel for larger batches (the mat-mat): a block per tile of
+ * weight rows x batch rows. */
+static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a, int format,
+                               void **args)
+{
+    bool small = a->batch <= QMM_SMALL_MAX_BATCH;
+    int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE, mr = KP_QMM_ROWS(nb);
+    uint64_t row_tiles = ((uint64_t)a->rows + mr - 1) / mr;  /* bounded by quantized_product */
+    uint64_t batch_tiles = ((uint64_t)a->batch + nb - 1) / nb;
+    struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)batch_tiles, 1},
+                                  {KP_QMM_BLOCK, 1, 1}, 0, 0};
+    return kp_launch_family_qf(stream, small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE, format,
+                               &dims, args);
+}
+
+static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream *stream,
+                                   const kp_tensor *dst, const kp_qmatrix *w, const kp_tensor *x,
+                                   kp_buffer *workspace)
+{
     kp_status st = kp_check_stream(fn, stream);
     const struct qformat_row *f = NULL;
     kp_tensor w_view;
@@ -404,9 +452,13 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
                      "%s: x (%lld x %lld) and dst (%lld x %lld) do not fit w (%lld rows x %lld "
                      "columns)", fn, (long long)xo.batch, (long long)xo.n, (long long)yo.batch,
                      (long long)yo.n, (long long)w->rows, (long long)w->cols);
-    if (st == KP_OK && (xo.batch < 1 || xo.batch > KP_QMATVEC_MAX_BATCH))
-        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: batch %lld is outside 1..%d", fn,
-                     (long long)xo.batch, KP_QMATVEC_MAX_BATCH);
+    if (st == KP_OK && (xo.batch < 1 || xo.batch > max_batch))
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: batch %lld is outside 1..%lld", fn,
+                     (long long)xo.batch, (long long)max_batch);
+    /* the mat-mat's grid: row tiles in x, at most 2^31 - 1 */
+    if (st == KP_OK && xo.batch > KP_QMATVEC_MAX_BATCH && w->rows / 32 >= INT32_MAX)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: w has %lld rows; at most %lld are supported",
+                     fn, (long long)w->rows, (long long)INT32_MAX * 32);
     if (st == KP_OK && n_dst)
         st = kp_check_no_self_overlap(fn, "dst", dst);
     if (st == KP_OK && n_dst)
@@ -421,7 +473,7 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
         if (!workspace)
             st = kp_fail(KP_ERR_INVALID_ARGUMENT,
                          "%s: workspace is NULL but %zu bytes are needed "
-                         "(see kp_quantized_matvec_workspace_size)", fn, plan.total);
+                         "(see %s_workspace_size)", fn, plan.total, fn);
         if (st == KP_OK)
             st = kp_check_buffer(fn, "workspace", workspace, stream->device);
         if (st == KP_OK && workspace->size < plan.total)
@@ -451,9 +503,6 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
         if (st != KP_OK)
             return st;
     }
-    int b = xo.batch <= 1 ? 1 : xo.batch <= 2 ? 2 : xo.batch <= 4 ? 4 : 8;
-    enum kp_family_id fam = b == 1 ? KP_KF_QMATVEC_B1 : b == 2 ? KP_KF_QMATVEC_B2
-                            : b == 4 ? KP_KF_QMATVEC_B4 : KP_KF_QMATVEC_B8;
     const void *wp = (const char *)w->buffer->ptr + w->offset;
     struct kp_qmv_args a = {
         .rows = w->rows,
@@ -465,14 +514,22 @@ kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_
         .vector = staging_vector(wp, w->row_stride, w->rows),
         .dst_dtype = qfloat_code(dst->dtype),
     };
-    uint64_t blocks = ((uint64_t)w->rows + KP_QMV_ROWS - 1) / KP_QMV_ROWS;
-    if (blocks > (1u << 30))
-        blocks = 1u << 30;
-    /* The products kernel may start while the activation kernel runs: it
-     * queues its first weight copies, then waits for the activations. */
-    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {KP_QMV_BLOCK, 1, 1}, 0,
-                                  n_x ? KP_LAUNCH_OVERLAP_PRIOR : 0};
     void *y = kp_tensor_base(dst);
     void *args[] = {&a, &wp, &qs, &meta, &y};
-    return kp_launch_family_qf(stream, fam, (int)w->format, &dims, args);
+    return xo.batch <= KP_QMATVEC_MAX_BATCH ? launch_matvec(stream, &a, (int)w->format, n_x, args)
+                                            : launch_matmul(stream, &a, (int)w->format, args);
+}
+
+kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *w,
+                              const kp_tensor *x, kp_buffer *workspace)
+{
+    return quantized_product("kp_quantized_matvec", KP_QMATVEC_MAX_BATCH, stream, dst, w, x,
+                             workspace);
+}
+
+kp_status kp_quantized_matmul(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *w,
+                              const kp_tensor *x, kp_buffer *workspace)
+{
+    return quantized_product("kp_quantized_matmul", KP_QMATMUL_MAX_BATCH, stream, dst, w, x,
+                             workspace);
 }
