@@ -33,24 +33,27 @@ KP_MMA_16(kp_f16, "f16")
 KP_MMA_16(kp_bf16, "bf16")
 #undef KP_MMA_16
 
-// D = A * B for one warp with 8-bit signed integers and exact 32-bit sums:
-// A 16x32 (row), B 32x8 (col). The fragments are the 16-bit ones above with
-// each 32-bit register holding four 8-bit elements (k = 4t .. 4t+3 for
-// register 0 of A and B, 16 + 4t .. for registers 2 of A and 1 of B):
+// D = A * B + c for one warp with 8-bit signed integers and exact 32-bit
+// sums: A 16x32 (row), B 32x8 (col), c one value added to every element.
+// The fragments are the 16-bit ones above with each 32-bit register
+// holding four 8-bit elements (k = 4t .. 4t+3 for register 0 of A and B,
+// 16 + 4t .. for registers 2 of A and 1 of B):
 //   a[0]: A[g][4t..]   a[1]: A[g+8][4t..]   a[2]: A[g][16+4t..]   a[3]: A[g+8][16+4t..]
 //   b[0]: B[4t..][g]   b[1]: B[16+4t..][g]      d as for m16n8k16.
-KP_DEVICE void kp_mma_s8_k32(int d[4], const uint32_t a[4], const uint32_t b[2]) {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(0));
+// Not volatile: a pure function of its registers, which the compiler may
+// schedule around the loads and arithmetic beside it.
+KP_DEVICE void kp_mma_s8_k32(int d[4], const uint32_t a[4], const uint32_t b[2], int c) {
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c));
 }
 // The same over k = 16 only: A 16x16 as a[0], a[1] above, B 16x8 as b[0].
-KP_DEVICE void kp_mma_s8_k16(int d[4], uint32_t a0, uint32_t a1, uint32_t b0) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 "
-                 "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"(a0), "r"(a1), "r"(b0), "r"(0));
+KP_DEVICE void kp_mma_s8_k16(int d[4], uint32_t a0, uint32_t a1, uint32_t b0, int c) {
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 "
+        "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a0), "r"(a1), "r"(b0), "r"(c));
 }
 
 // Four 8x8 matrices of 16-bit elements from shared memory: lanes 8q..8q+7

@@ -2,31 +2,34 @@
 // (rows x cols, a GGUF format) x activations (batch x cols, already Q8_1 in
 // the mat-vec's workspace layout). A block of KP_QMM_BLOCK threads computes
 // a tile of MR weight rows x NB activation rows (kp_quant_abi.h), walking
-// the columns KP_QMM_ITEMS 32-element items (one K-quant block) a step:
-//  1. each (row, item) of the step is decoded once, straight from global
-//     memory (kp_qdecode::item), into shared memory as 32 signed bytes with
-//     the format's bias already subtracted, beside its f32 scales/offsets;
-//  2. the activations' bytes and metadata of the step are copied beside
-//     them;
-//  3. the products: int8 mma.sync on NVIDIA sm_80+ (2 x 2 warps, each a
-//     (MR/2) x (NB/2) part of the tile), dp4a elsewhere (a thread a few rows
-//     x a few batch rows). Each item's exact integer sums are scaled into
-//     f32 accumulators, as the mat-vec does.
+// the columns KP_QMM_ITEMS 32-element items a step, through two stages of
+// shared memory:
+//  - each (row, item) of a step is decoded once, straight from global
+//    memory (kp_qdecode::item), into registers while the step before is
+//    multiplied, then stored as 32 signed bytes with the format's bias
+//    already subtracted, beside its f32 scales and offsets;
+//  - the activations' bytes and metadata of the step are copied beside them
+//    (asynchronously where the target can);
+//  - the products: int8 mma.sync on NVIDIA sm_80+ (2 x 2 warps, each a
+//    (MR/2) x (NB/2) part of the tile), dp4a elsewhere (a thread a few rows
+//    x a few batch rows). Each item's exact integer sums are scaled into f32
+//    accumulators, as the mat-vec does.
 // Both halves of every 32-byte row in shared memory are swapped on rows
 // 4..7 of each 8 (kp_qmm_half), so the 8 rows an ldmatrix reads hit
 // distinct banks.
 #pragma once
+#include "kp_async.cuh"
 #include "kp_mma.cuh"
 #include "kp_quant.cuh"
 #include "kp_quant_abi.h"
 
-#define KP_QMM_ITEMS 8
+#define KP_QMM_ITEMS 4
 
 template <int MR, int NB> struct kp_qmm_smem {
     uint4 w[KP_QMM_ITEMS][MR][2];        // decoded weights, 16-byte halves swapped per kp_qmm_half
     float4 w_scale[KP_QMM_ITEMS][MR];    // scale_lo, scale_hi, offset_lo, offset_hi
     uint4 x[KP_QMM_ITEMS][NB][2];        // the activations' bytes, as w
-    uint2 x_meta[KP_QMM_ITEMS][NB];      // their kp_qmv_meta
+    uint2 x_meta[NB][KP_QMM_ITEMS];      // their kp_qmv_meta, a batch row's items together
 };
 
 KP_DEVICE int kp_qmm_half(int row, int half) { return half ^ ((row >> 2) & 1); }
@@ -39,14 +42,21 @@ template <typename D> KP_DEVICE uint32_t kp_qmm_unbias(int q) {
     return (((uint32_t)q | 0x80808080u) - (uint32_t)D::bias * 0x01010101u) ^ 0x80808080u;
 }
 
-template <typename D, int MR, int NB>
-KP_DEVICE void kp_qmm_load_weights(kp_qmm_smem<MR, NB> &s, const kp_qmv_args &a, const uint8_t *w,
-                                   kp_idx r0, kp_idx i0, kp_idx items_per_row) {
-    constexpr int per_thread = MR * KP_QMM_ITEMS / KP_QMM_BLOCK;
-    const int i = threadIdx.x % KP_QMM_ITEMS;
-    const kp_idx item = i0 + (kp_idx)i;
+// A thread's share of a step's weights, decoded and waiting in registers.
+template <int MR> struct kp_qmm_pending {
+    static constexpr int per_thread = MR * KP_QMM_ITEMS / KP_QMM_BLOCK;
+    uint32_t q[per_thread][8];
+    float4 scale[per_thread];
+};
+
+// Thread t takes item t % KP_QMM_ITEMS of rows t / KP_QMM_ITEMS + j * (the
+// rows per pass): a warp's loads cover a few rows' consecutive items.
+template <typename D, int MR>
+KP_DEVICE void kp_qmm_decode(kp_qmm_pending<MR> &p, const kp_qmv_args &a, const uint8_t *w, kp_idx r0,
+                             kp_idx i0, kp_idx items_per_row) {
+    const kp_idx item = i0 + (kp_idx)(threadIdx.x % KP_QMM_ITEMS);
 #pragma unroll
-    for (int j = 0; j < per_thread; j++) {
+    for (int j = 0; j < kp_qmm_pending<MR>::per_thread; j++) {
         const int r = (int)threadIdx.x / KP_QMM_ITEMS + j * (KP_QMM_BLOCK / KP_QMM_ITEMS);
         kp_qitem it;
         if (r0 + (kp_idx)r < (kp_idx)a.rows && item < items_per_row) {
@@ -57,12 +67,21 @@ KP_DEVICE void kp_qmm_load_weights(kp_qmm_smem<MR, NB> &s, const kp_qmv_args &a,
             for (int k = 0; k < 8; k++) it.q[k] = D::bias * 0x01010101;
             it.scale_lo = it.scale_hi = it.offset_lo = it.offset_hi = 0.0f;
         }
-        uint32_t q[8];
 #pragma unroll
-        for (int k = 0; k < 8; k++) q[k] = kp_qmm_unbias<D>(it.q[k]);
-        s.w[i][r][kp_qmm_half(r, 0)] = make_uint4(q[0], q[1], q[2], q[3]);
-        s.w[i][r][kp_qmm_half(r, 1)] = make_uint4(q[4], q[5], q[6], q[7]);
-        s.w_scale[i][r] = make_float4(it.scale_lo, it.scale_hi, it.offset_lo, it.offset_hi);
+        for (int k = 0; k < 8; k++) p.q[j][k] = kp_qmm_unbias<D>(it.q[k]);
+        p.scale[j] = make_float4(it.scale_lo, it.scale_hi, it.offset_lo, it.offset_hi);
+    }
+}
+
+template <int MR, int NB>
+KP_DEVICE void kp_qmm_store_weights(kp_qmm_smem<MR, NB> &s, const kp_qmm_pending<MR> &p) {
+    const int i = threadIdx.x % KP_QMM_ITEMS;
+#pragma unroll
+    for (int j = 0; j < kp_qmm_pending<MR>::per_thread; j++) {
+        const int r = (int)threadIdx.x / KP_QMM_ITEMS + j * (KP_QMM_BLOCK / KP_QMM_ITEMS);
+        s.w[i][r][kp_qmm_half(r, 0)] = make_uint4(p.q[j][0], p.q[j][1], p.q[j][2], p.q[j][3]);
+        s.w[i][r][kp_qmm_half(r, 1)] = make_uint4(p.q[j][4], p.q[j][5], p.q[j][6], p.q[j][7]);
+        s.w_scale[i][r] = p.scale[j];
     }
 }
 
@@ -70,45 +89,58 @@ template <int MR, int NB>
 KP_DEVICE void kp_qmm_load_act(kp_qmm_smem<MR, NB> &s, const kp_qmv_args &a, const int8_t *qs,
                                const kp_qmv_meta *meta, kp_idx b0, kp_idx i0, kp_idx items_per_row,
                                kp_idx meta_stride) {
-    // 16-byte pieces, consecutive along each batch row (the step's 256 bytes)
+    // 16-byte pieces, consecutive along each batch row (the step's 128 bytes)
     for (int p = threadIdx.x; p < KP_QMM_ITEMS * NB * 2; p += KP_QMM_BLOCK) {
         const int h = p & 1, i = (p >> 1) % KP_QMM_ITEMS, n = (p >> 1) / KP_QMM_ITEMS;
         const kp_idx item = i0 + (kp_idx)i, b = b0 + (kp_idx)n;
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
+        uint4 *to = &s.x[i][n][kp_qmm_half(n, h)];
         if (b < (kp_idx)a.batch && item < items_per_row)
-            v = ((const uint4 *)(qs + b * (kp_idx)a.cols + item * 32))[h];
-        s.x[i][n][kp_qmm_half(n, h)] = v;
+            kp_async_copy16(to, qs + b * (kp_idx)a.cols + item * 32 + 16 * h);
+        else
+            *to = make_uint4(0u, 0u, 0u, 0u);
     }
-    for (int p = threadIdx.x; p < KP_QMM_ITEMS * NB; p += KP_QMM_BLOCK) {
-        const int i = p % KP_QMM_ITEMS, n = p / KP_QMM_ITEMS;
+    // Metadata two items a piece: a row's entries are padded to an even
+    // count (KP_QMV_META_STRIDE), so a piece that starts inside the row ends
+    // there too.
+    for (int p = threadIdx.x; p < KP_QMM_ITEMS / 2 * NB; p += KP_QMM_BLOCK) {
+        const int i = 2 * (p % (KP_QMM_ITEMS / 2)), n = p / (KP_QMM_ITEMS / 2);
         const kp_idx item = i0 + (kp_idx)i, b = b0 + (kp_idx)n;
-        uint2 m = make_uint2(0u, 0u);
+        uint4 *to = (uint4 *)&s.x_meta[n][i];
         if (b < (kp_idx)a.batch && item < items_per_row)
-            m = *(const uint2 *)(meta + b * meta_stride + item);
-        s.x_meta[i][n] = m;
+            kp_async_copy16(to, meta + b * meta_stride + item);
+        else
+            *to = make_uint4(0u, 0u, 0u, 0u);
     }
 }
 
-// One item's term for one (weight row, batch row): the exact sums of the
-// two 16-element halves (dot_hi unused, 0, for formats with one scale).
+#if KP_HAS_MMA_16
+// Integer to f32 at full rate (a conversion instruction issues at 1/8 of
+// the f32 rate on sm_80/sm_90, and the products take one per result): the
+// mma adds KP_QMM_MAGIC, whose bits are the f32 1.5 * 2^23, to each exact
+// sum n, |n| < 2^22, giving the bits of the f32 1.5 * 2^23 + n, from which
+// one exact subtraction leaves n.
+#define KP_QMM_MAGIC 0x4B400000
+KP_DEVICE float kp_qmm_unmagic(int v) { return __int_as_float(v) - 12582912.0f; }
+KP_DEVICE float kp_qmm_i2f(int n) { return kp_qmm_unmagic(n + KP_QMM_MAGIC); }
+
+// One item's term from the mma's biased sums (dot_hi unused for formats
+// with one scale) and the batch row's d and f32 sums of q.
 template <typename D>
-KP_DEVICE float kp_qmm_term(const float4 &ws, uint2 meta, int dot_lo, int dot_hi) {
-    const float d = __uint_as_float(meta.x);
-    const int sum_lo = (int)(int16_t)(meta.y & 0xffffu), sum_hi = (int)(int16_t)(meta.y >> 16);
+KP_DEVICE float kp_qmm_term_mma(const float4 &ws, float d, float sum_lo, float sum_hi, int dot_lo,
+                                int dot_hi) {
     float v;
     if (D::split) {
-        v = ws.x * (float)dot_lo + ws.y * (float)dot_hi;
+        v = ws.x * kp_qmm_unmagic(dot_lo) + ws.y * kp_qmm_unmagic(dot_hi);
         if (D::has_offset)
-            v += ws.z * (float)sum_lo + ws.w * (float)sum_hi;
+            v += ws.z * sum_lo + ws.w * sum_hi;
     } else {
-        v = ws.x * (float)(dot_lo + dot_hi);
+        v = ws.x * kp_qmm_unmagic(dot_lo);
         if (D::has_offset)
-            v += ws.z * (float)(sum_lo + sum_hi);
+            v += ws.z * (sum_lo + sum_hi);
     }
     return d * v;
 }
 
-#if KP_HAS_MMA_16
 // The warp's (MR/2) x (NB/2) part: MT x NT fragments of 16 x 8.
 template <int MR, int NB> struct kp_qmm_warp {
     static constexpr int MT = MR / 32, NT = NB / 16;
@@ -120,7 +152,7 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
     constexpr int MT = kp_qmm_warp<MR, NB>::MT, NT = kp_qmm_warp<MR, NB>::NT;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int m0 = (warp % 2) * (MR / 2), n0 = (warp / 2) * (NB / 2);
-#pragma unroll 2
+#pragma unroll  // one block of code: the next step's decoding can fill its gaps
     for (int i = 0; i < KP_QMM_ITEMS; i++) {
         uint32_t af[MT][4], bf[NT][2];
 #pragma unroll
@@ -150,25 +182,32 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
             ws[mt][0] = s.w_scale[i][m0 + 16 * mt + g];
             ws[mt][1] = s.w_scale[i][m0 + 16 * mt + g + 8];
         }
-        uint4 meta[NT];  // batch rows 2t and 2t + 1 of each fragment
+        float xd[NT][2], xs_lo[NT][2], xs_hi[NT][2];  // batch rows 2t and 2t + 1 of each fragment
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++) meta[nt] = *(const uint4 *)&s.x_meta[i][n0 + 8 * nt + 2 * t];
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const uint2 m = s.x_meta[n0 + 8 * nt + 2 * t + h][i];
+                xd[nt][h] = __uint_as_float(m.x);
+                xs_lo[nt][h] = D::has_offset ? kp_qmm_i2f((int)(int16_t)(m.y & 0xffffu)) : 0.0f;
+                xs_hi[nt][h] = D::has_offset ? kp_qmm_i2f((int)(int16_t)(m.y >> 16)) : 0.0f;
+            }
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 int lo[4], hi[4] = {0, 0, 0, 0};
                 if (D::split) {
-                    kp_mma_s8_k16(lo, af[mt][0], af[mt][1], bf[nt][0]);
-                    kp_mma_s8_k16(hi, af[mt][2], af[mt][3], bf[nt][1]);
+                    kp_mma_s8_k16(lo, af[mt][0], af[mt][1], bf[nt][0], KP_QMM_MAGIC);
+                    kp_mma_s8_k16(hi, af[mt][2], af[mt][3], bf[nt][1], KP_QMM_MAGIC);
                 } else {
-                    kp_mma_s8_k32(lo, af[mt], bf[nt]);
+                    kp_mma_s8_k32(lo, af[mt], bf[nt], KP_QMM_MAGIC);
                 }
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    const uint2 m = e & 1 ? make_uint2(meta[nt].z, meta[nt].w)
-                                          : make_uint2(meta[nt].x, meta[nt].y);
-                    c.acc[mt][nt][e] += kp_qmm_term<D>(ws[mt][e >> 1], m, lo[e], hi[e]);
+                    const int h = e & 1;
+                    c.acc[mt][nt][e] += kp_qmm_term_mma<D>(ws[mt][e >> 1], xd[nt][h], xs_lo[nt][h],
+                                                           xs_hi[nt][h], lo[e], hi[e]);
                 }
             }
     }
@@ -195,6 +234,25 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
             }
 }
 #else
+// One item's term for one (weight row, batch row): the exact sums of the
+// two 16-element halves (dot_hi unused, 0, for formats with one scale).
+template <typename D>
+KP_DEVICE float kp_qmm_term(const float4 &ws, uint2 meta, int dot_lo, int dot_hi) {
+    const float d = __uint_as_float(meta.x);
+    const int sum_lo = (int)(int16_t)(meta.y & 0xffffu), sum_hi = (int)(int16_t)(meta.y >> 16);
+    float v;
+    if (D::split) {
+        v = ws.x * (float)dot_lo + ws.y * (float)dot_hi;
+        if (D::has_offset)
+            v += ws.z * (float)sum_lo + ws.w * (float)sum_hi;
+    } else {
+        v = ws.x * (float)(dot_lo + dot_hi);
+        if (D::has_offset)
+            v += ws.z * (float)(sum_lo + sum_hi);
+    }
+    return d * v;
+}
+
 // A thread's RJ rows (tr + j MR/RJ) x NK batch rows (tn + k NB/NK).
 template <int MR, int NB> struct kp_qmm_warp {
     static constexpr int RJ = MR / 16, NK = NB * 16 / KP_QMM_BLOCK;
@@ -219,7 +277,7 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
         for (int k = 0; k < NK; k++) {
             const int n = tn + (KP_QMM_BLOCK / 16) * k;
             const uint4 lo = s.x[i][n][kp_qmm_half(n, 0)], hi = s.x[i][n][kp_qmm_half(n, 1)];
-            const uint2 m = s.x_meta[i][n];
+            const uint2 m = s.x_meta[n][i];
 #pragma unroll
             for (int j = 0; j < RJ; j++) {
                 int dl = kp_dp4a((int)wq[j][0].x, (int)lo.x, 0);
@@ -261,16 +319,35 @@ KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *
     constexpr int MR = KP_QMM_ROWS(NB);
     static_assert(MR * KP_QMM_ITEMS % KP_QMM_BLOCK == 0 && MR % 32 == 0 && NB % 8 == 0,
                   "the tile splits evenly over the threads and the 2 x 2 warps");
-    __shared__ kp_qmm_smem<MR, NB> s;
+    __shared__ kp_qmm_smem<MR, NB> s[2];
     const kp_idx r0 = (kp_idx)blockIdx.x * MR, b0 = (kp_idx)blockIdx.y * NB;
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
+    const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
     kp_qmm_warp<MR, NB> c = {};
-    for (kp_idx i0 = 0; i0 < items_per_row; i0 += KP_QMM_ITEMS) {
-        kp_qmm_load_weights<D>(s, a, w, r0, i0, items_per_row);
-        kp_qmm_load_act(s, a, act_qs, act_meta, b0, i0, items_per_row, meta_stride);
+    kp_qmm_pending<MR> next;
+    kp_qmm_decode<D>(next, a, w, r0, 0, items_per_row);
+    kp_qmm_store_weights(s[0], next);
+    kp_qmm_load_act(s[0], a, act_qs, act_meta, b0, 0, items_per_row, meta_stride);
+    kp_async_commit();
+    // Step k is multiplied from stage k % 2 while step k + 1's activations
+    // are copied into the other stage and its weights decoded into
+    // registers, stored there once step k is done. The barrier at the top
+    // orders both: step k's stage is complete, and step k - 1's reads of the
+    // other stage are over.
+    for (kp_idx k = 0; k < steps; k++) {
+        kp_async_wait<0>();
         __syncthreads();
-        kp_qmm_products<D>(s, c);
-        __syncthreads();  // the step is consumed before the next one overwrites it
+        const bool more = k + 1 < steps;
+        kp_qmm_smem<MR, NB> &cur = s[k & 1], &other = s[(k & 1) ^ 1];
+        if (more) {
+            kp_qmm_load_act(other, a, act_qs, act_meta, b0, (k + 1) * KP_QMM_ITEMS, items_per_row,
+                            meta_stride);
+            kp_async_commit();
+            kp_qmm_decode<D>(next, a, w, r0, (k + 1) * KP_QMM_ITEMS, items_per_row);
+        }
+        kp_qmm_products<D>(cur, c);
+        if (more)
+            kp_qmm_store_weights(other, next);
     }
     kp_qmm_write(c, a, dst, r0, b0);
 }

@@ -410,15 +410,25 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
     return kp_launch_family_qf(stream, fam, format, &dims, args);
 }
 
-/* Batches of up to QMM_SMALL_MAX_BATCH rows take the small batch tile. */
-#define QMM_SMALL_MAX_BATCH 32
+/* Batches up to this size run the mat-vec kernels, KP_QMATVEC_MAX_BATCH
+ * rows a launch; larger ones the mat-mat. Measured on an H100 (kp-bench
+ * qmatmul, 4096 x 4096 and 14336 x 4096, Q4_0/Q8_0/Q4_K/Q6_K): at batch 16
+ * two mat-vec launches take 0.5-0.7x the mat-mat's time on 4096 rows and
+ * about the same on 14336; at 64 the mat-mat is far ahead. */
+#define QMV_CHUNKED_MAX_BATCH 16
 
 /* The products kernel for larger batches (the mat-mat): a block per tile of
- * weight rows x batch rows. */
+ * weight rows x batch rows. The large tile reuses each decoded weight for
+ * 64 batch rows, but only where it still gives every multiprocessor a
+ * block; otherwise the small one (32 x 16) keeps the device busy. */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a, int format,
                                void **args)
 {
-    bool small = a->batch <= QMM_SMALL_MAX_BATCH;
+    uint64_t large_tiles = ((uint64_t)a->rows + KP_QMM_ROWS(KP_QMM_NB_LARGE) - 1) /
+                           KP_QMM_ROWS(KP_QMM_NB_LARGE) *
+                           (((uint64_t)a->batch + KP_QMM_NB_LARGE - 1) / KP_QMM_NB_LARGE);
+    bool small = a->batch <= 2 * KP_QMM_NB_SMALL ||
+                 large_tiles < (uint64_t)stream->device->info.multiprocessors;
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE, mr = KP_QMM_ROWS(nb);
     uint64_t row_tiles = ((uint64_t)a->rows + mr - 1) / mr;  /* bounded by quantized_product */
     uint64_t batch_tiles = ((uint64_t)a->batch + nb - 1) / nb;
@@ -515,9 +525,22 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
         .dst_dtype = qfloat_code(dst->dtype),
     };
     void *y = kp_tensor_base(dst);
-    void *args[] = {&a, &wp, &qs, &meta, &y};
-    return xo.batch <= KP_QMATVEC_MAX_BATCH ? launch_matvec(stream, &a, (int)w->format, n_x, args)
-                                            : launch_matmul(stream, &a, (int)w->format, args);
+    if (xo.batch > QMV_CHUNKED_MAX_BATCH) {
+        void *args[] = {&a, &wp, &qs, &meta, &y};
+        return launch_matmul(stream, &a, (int)w->format, args);
+    }
+    /* the mat-vec, KP_QMATVEC_MAX_BATCH batch rows a launch */
+    size_t meta_row = KP_QMV_META_STRIDE((size_t)w->cols / 32) * sizeof(struct kp_qmv_meta);
+    for (int64_t b0 = 0; st == KP_OK && b0 < xo.batch; b0 += KP_QMATVEC_MAX_BATCH) {
+        struct kp_qmv_args ac = a;
+        ac.batch = xo.batch - b0 < KP_QMATVEC_MAX_BATCH ? xo.batch - b0 : KP_QMATVEC_MAX_BATCH;
+        void *qs_c = qs ? (char *)qs + b0 * w->cols : NULL;
+        void *meta_c = meta ? (char *)meta + (size_t)b0 * meta_row : NULL;
+        void *y_c = (char *)y + b0 * yo.batch_stride * (int64_t)kp_dtype_size(dst->dtype);
+        void *args[] = {&ac, &wp, &qs_c, &meta_c, &y_c};
+        st = launch_matvec(stream, &ac, (int)w->format, b0 == 0 && n_x, args);
+    }
+    return st;
 }
 
 kp_status kp_quantized_matvec(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *w,
