@@ -9,7 +9,7 @@
 // Kernel families by name:
 //   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>
 //   qmatvec_act_<f32|f16|bf16>        qmatvec_<fmt>_b<1|2|4|8>
-//   qmatmul_<fmt>_n<16|64>
+//   qmatmul_<fmt>_n<16|64>             qmoe_<fmt>
 #include "kp_elementwise.cuh"
 #include "kp_async.cuh"
 #include "kp_atomics.cuh"
@@ -752,6 +752,46 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
     }
 #define KP_QMV_ALL(ID, NAME) KP_QMV(ID, NAME, 1) KP_QMV(ID, NAME, 2) KP_QMV(ID, NAME, 4) KP_QMV(ID, NAME, 8)
 KP_QFORMAT_SUFFIXES(KP_QMV_ALL)
+
+// ---------------------------------------------------- mixture of experts
+//
+// Pairs (token, slot) along the grid's y (striding past 65535): each is the
+// batch-1 mat-vec of its expert's matrix with its activations row. A pair
+// whose id names no expert gets a row of zeros and is recorded in status at
+// its position t * k + j.
+template <int F>
+KP_DEVICE void kp_qmoe(const kp_qmoe_args &m, const uint8_t *w, const int8_t *act_qs,
+                       const kp_qmv_meta *act_meta, const void *ids, void *dst, kp_status_word *status) {
+    const kp_idx meta_stride = KP_QMV_META_STRIDE((kp_idx)m.mv.cols / 32);
+    const int64_t esize = m.mv.dst_dtype == 0 ? 4 : 2;
+    for (kp_idx p = blockIdx.y; p < (kp_idx)m.pairs; p += gridDim.y) {
+        const int64_t t = (int64_t)(p / (kp_idx)m.k), j = (int64_t)p - t * m.k;
+        const int64_t at = t * m.ids_token_stride + j * m.ids_slot_stride;
+        const kp_idx id = m.ids_kind == 1 ? (kp_idx)((const uint32_t *)ids)[at]
+                                          : (kp_idx)((const int64_t *)ids)[at];  // < 0 wraps high
+        char *y = (char *)dst + (t * m.dst_token_stride + j * m.dst_slot_stride) * esize;
+        if (id >= (kp_idx)m.experts) {
+            if (blockIdx.x == 0 && threadIdx.x == 0 && status)
+                kp_atomic_max_u64(status, ~(kp_status_word)p);
+            for (kp_idx r = (kp_idx)blockIdx.x * blockDim.x + threadIdx.x; r < (kp_idx)m.mv.rows;
+                 r += (kp_idx)gridDim.x * blockDim.x)
+                kp_qmv_store(y, m.mv.dst_dtype, r * (kp_idx)m.mv.dst_row_stride, 0.0f);
+            continue;
+        }
+        const kp_idx xr = m.x_per_slot ? p : (kp_idx)t;
+        kp_qmatvec<F, 1>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
+                         act_meta + xr * meta_stride, y);
+    }
+}
+
+#define KP_QMOE(ID, NAME)                                                                        \
+    KP_KERNEL void __launch_bounds__(KP_QMV_BLOCK)                                               \
+        qmoe_##NAME(kp_qmoe_args m, const uint8_t *w, const int8_t *act_qs,                     \
+                    const kp_qmv_meta *act_meta, const void *ids, void *dst,                     \
+                    kp_status_word *status) {                                                    \
+        kp_qmoe<KP_QF_##ID>(m, w, act_qs, act_meta, ids, dst, status);                           \
+    }
+KP_QFORMAT_SUFFIXES(KP_QMOE)
 
 // ------------------------------------------------------------- mat-mat
 

@@ -17,7 +17,7 @@
 #define MAX_COPIES MAX_ROTATION
 #define EACH_FORMAT ((kp_qformat)0)  /* in a row: one case per format (0 is GGUF's f32) */
 
-enum qkind { QMATVEC, QMATMUL, DEQUANTIZE, QUANTIZE, GET_ROWS };
+enum qkind { QMATVEC, QMATMUL, QMOE, DEQUANTIZE, QUANTIZE, GET_ROWS };
 /* In a row: one case per format of the mat-mat's list (prompt-batch sizes
  * are compute-bound, so fewer formats than the mat-vec's every one). */
 #define MM_FORMATS ((kp_qformat)-1)
@@ -32,8 +32,9 @@ struct qcase {
     const char *op;           /* the name --ops selects */
     kp_qformat format;
     int64_t rows, cols;       /* the quantized matrix */
-    int64_t n;                /* qmatvec, qmatmul: batch; get_rows: ids; else unused */
+    int64_t n;                /* qmatvec, qmatmul: batch; qmoe: experts; get_rows: ids */
     kp_dtype dtype;           /* the float side: x and dst, dst, or src */
+    int64_t k;                /* qmoe: experts per token (one token; rows, cols: an expert's) */
 };
 
 static const struct qcase qcases[] = {
@@ -54,6 +55,8 @@ static const struct qcase qcases[] = {
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 64, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 512, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 2048, KP_DTYPE_BF16},
+    /* a Mixtral-style FFN up projection at token generation: 2 of 8 experts */
+    {QMOE, "qmoe", MM_FORMATS, 14336, 4096, 8, KP_DTYPE_F32, 2},
     {DEQUANTIZE, "dequantize", EACH_FORMAT, 4096, 14336, 0, KP_DTYPE_F16},
     {DEQUANTIZE, "dequantize", MM_FORMATS, 4096, 4096, 0, KP_DTYPE_BF16},
     {DEQUANTIZE, "dequantize", MM_FORMATS, 14336, 4096, 0, KP_DTYPE_BF16},
@@ -100,6 +103,9 @@ static void describe_case(const struct qcase *c, const char *fname, struct bench
     e->dtype = c->dtype;
     if (c->kind == QMATVEC || c->kind == QMATMUL)
         snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld b%lld", fname, rows, cols, n);
+    else if (c->kind == QMOE)
+        snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld %lld/%lld", fname, rows, cols,
+                 (long long)c->k, n);
     else if (c->kind == GET_ROWS)
         snprintf(e->variant, sizeof(e->variant), "%s %lld of %lldx%lld", fname, n, rows, cols);
     else
@@ -187,6 +193,9 @@ static kp_status run_qcase(void *ctx, int i)
         return kp_quantized_matvec(q->stream, &q->dst, &q->q[k], &q->x, q->workspace);
     case QMATMUL:
         return kp_quantized_matmul(q->stream, &q->dst, &q->q[k], &q->x, q->workspace);
+    case QMOE:
+        return kp_quantized_moe(q->stream, &q->dst, &q->q[k], q->c->n, &q->ids, &q->x, q->workspace,
+                                NULL);
     case DEQUANTIZE:
         return kp_dequantize(q->stream, &q->dst, &q->q[k]);
     case QUANTIZE:
@@ -234,6 +243,12 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         rotated = q_bytes;
         r->bytes = q_bytes + n * (cols + rows) * es;
         r->flops = 2.0 * (double)n * (double)rows * (double)cols;
+        break;
+    case QMOE:  /* the k experts' weights read; the stack of all n rotates */
+        r->elements = (uint64_t)c->k * rows * cols;
+        rotated = n * q_bytes;
+        r->bytes = (uint64_t)c->k * q_bytes;
+        r->total_bytes = r->bytes + (uint64_t)c->k * rows * es + cols * es;
         break;
     case DEQUANTIZE:
         r->elements = rows * cols;
@@ -309,6 +324,37 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         if (st == KP_OK)
             st = kp_qmatrix_packed(&q->q[0], single, 0, format, c->rows, c->cols);
         break;
+    case QMOE: {
+        what = "allocating and filling the expert copies";
+        st = alloc_rotation(b, rotation_copies(b, rotated), rotated, fill_blocks, KP_DTYPE_U8, copies,
+                            NULL, &q->sets);
+        for (int k = 0; st == KP_OK && k < q->sets; k++)
+            st = kp_qmatrix_packed(&q->q[k], copies[k], 0, format, c->rows * c->n, c->cols);
+        size_t ws = 0;
+        what = "allocating ids, x, dst and the workspace";
+        if (st == KP_OK)
+            st = kp_quantized_moe_workspace_size(1, c->cols, &ws);
+        if (st == KP_OK)
+            st = kp_buffer_alloc(b->dev, (size_t)c->k * 4, &ids);
+        if (st == KP_OK)
+            st = upload_ids(b, ids, c->k);  /* k distinct experts */
+        if (st == KP_OK)
+            st = kp_buffer_alloc(b->dev, (size_t)(cols * es), &x);
+        if (st == KP_OK)
+            st = fill_random(b, x, c->dtype);
+        if (st == KP_OK)
+            st = kp_buffer_alloc(b->dev, (size_t)((uint64_t)c->k * rows * es), &dst);
+        if (st == KP_OK)
+            st = kp_buffer_alloc(b->dev, ws, &workspace);
+        int64_t ids_shape[2] = {1, c->k}, dst_shape[3] = {1, c->k, c->rows};
+        q->ids = (kp_tensor){ids, KP_DTYPE_U32, {0}};
+        kp_layout_contiguous(&q->ids.layout, 2, ids_shape);
+        q->x = matrix(x, c->dtype, 1, c->cols);
+        q->dst = (kp_tensor){dst, c->dtype, {0}};
+        kp_layout_contiguous(&q->dst.layout, 3, dst_shape);
+        q->workspace = workspace;
+        break;
+    }
     case GET_ROWS: {
         /* One table (it is large; the rows read are what must be cold) and
          * rows / n sets of ids, no more than the runs of a measurement. */

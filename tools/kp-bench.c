@@ -444,12 +444,14 @@ static void usage(FILE *f)
             "  --warmup N      untimed runs first (default 3)\n"
             "  --json          print the results as JSON\n"
             "  --list          list the cases and their dtypes, then exit\n"
-            "Quantized cases (qmatvec, dequantize, quantize, get_rows) run on fixed model\n"
-            "shapes whatever --elements says: the variant names the format, the weight matrix\n"
-            "(rows x cols) and for qmatvec the batch; the dtype column is the float side (x\n"
-            "and dst of qmatvec, dst of dequantize and get_rows, src of quantize), which is\n"
-            "what --dtypes selects. qmatvec's bytes are the weight bytes alone (the JSON's\n"
-            "total_bytes adds x and dst); the others count everything read and written. The\n"
+            "Quantized cases (qmatvec, qmatmul, qmoe, dequantize, quantize, get_rows) run on\n"
+            "fixed model shapes whatever --elements says: the variant names the format, the\n"
+            "weight matrix (rows x cols) and for qmatvec/qmatmul the batch (qmoe: experts\n"
+            "used/stacked, one token); the dtype column is the float side (x and dst of the\n"
+            "products, dst of dequantize and get_rows, src of quantize), which is what\n"
+            "--dtypes selects. qmatvec's and qmoe's bytes are the weight bytes read alone (the\n"
+            "JSON's total_bytes adds x and dst); qmatmul also shows GFLOP/s (2 x batch x rows\n"
+            "x cols per run); the others count everything read and written. The\n"
             "side read rotates through copies of 512 MB in all, or one per run if fewer\n"
             "(get_rows: sets of ids naming disjoint rows), so no run finds it in the cache;\n"
             "the sets column counts them.\n"
@@ -931,8 +933,8 @@ static void print_header(const struct bench *b, const kp_device_info *info)
            "bytes in this run, through buffers rotated over 512 MB (from memory, not cache).\n"
            "%% copy = GB/s / copy GB/s.\n"
            "Quantized cases: fixed shapes (elements = the matrix's, get_rows: those gathered),\n"
-           "dtype = the float side, sets = copies rotated through; qmatvec counts the weight\n"
-           "bytes alone (--help says more).\n\n");
+           "dtype = the float side, sets = copies rotated through; qmatvec and qmoe count\n"
+           "the weight bytes alone (--help says more).\n\n");
 }
 
 static void print_modules_text(const struct module_time *t, size_t count)

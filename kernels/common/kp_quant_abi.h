@@ -83,4 +83,23 @@ struct kp_qmv_args {
     int32_t dst_dtype;
 };
 
+/* Mixture-of-experts products (qmoe_<format>): pair p = t * k + j (token t,
+ * slot j) multiplies expert ids[t, j] (rows x cols, `mv` describing one
+ * expert: batch 1) by the activations' row p (x_per_slot) or t into dst[t,
+ * j, :]. ids_kind: 1 u32, 2 i64. Strides in elements, expert_stride in
+ * bytes. */
+struct kp_qmoe_args {
+    struct kp_qmv_args mv;
+    int64_t experts;
+    int64_t expert_stride;
+    int64_t pairs;
+    int64_t k;
+    int64_t ids_token_stride;
+    int64_t ids_slot_stride;
+    int64_t dst_token_stride;
+    int64_t dst_slot_stride;
+    int32_t ids_kind;
+    int32_t x_per_slot;
+};
+
 #endif

@@ -116,6 +116,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_QMATVEC_ACT] = {KP_MODULE_QUANTIZED, "qmatvec_act_%s", KP_SUFFIX_QFLOATS},
     [KP_KF_QMATMUL_SMALL] = {KP_MODULE_QUANTIZED, "qmatmul_%s_n16", KP_SUFFIX_QFORMATS},
     [KP_KF_QMATMUL_LARGE] = {KP_MODULE_QUANTIZED, "qmatmul_%s_n64", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMOE] = {KP_MODULE_QUANTIZED, "qmoe_%s", KP_SUFFIX_QFORMATS},
     /* spatial: im2col/col2im, pooling, upsampling */
     [KP_KF_IM2COL] = {KP_MODULE_SPATIAL, "im2col_%s", KP_SUFFIX_SIZES},
     [KP_KF_COL2IM] = {KP_MODULE_SPATIAL, "col2im_%s", KP_SUFFIX_DTYPES},

@@ -139,6 +139,7 @@ enum kp_family_id {
     KP_KF_QMATVEC_ACT,   /* suffixed by the activation dtype */
     KP_KF_QMATMUL_SMALL, /* tiles of KP_QMM_NB_SMALL batch rows */
     KP_KF_QMATMUL_LARGE, /* of KP_QMM_NB_LARGE */
+    KP_KF_QMOE,
     /* spatial: im2col/col2im, pooling, upsampling */
     KP_KF_IM2COL,
     KP_KF_COL2IM,

@@ -285,6 +285,42 @@ static const struct mv_case mv_cases[] = {
 #define N_MV (sizeof(mv_cases) / sizeof(mv_cases[0]))
 #define MV_TOLERANCE 2e-5  /* relative to sum |w * x| over the row */
 
+/* n rows of cols values as the products see them: rounded through Q8_1
+ * (d as binary16 times q), in f64. */
+static double *q8_1_rounded(const float *xf, int64_t n, int64_t cols)
+{
+    double *xq = malloc((size_t)(n * cols + 1) * sizeof(double));
+    kp_block_q8_1 *blocks = malloc((size_t)(cols / 32 + 1) * sizeof(kp_block_q8_1));
+    for (int64_t b = 0; b < n; b++) {
+        quant_ref_quantize_row(KP_QF_Q8_1, xf + b * cols, blocks, cols);
+        for (int64_t k = 0; k < cols; k++)
+            xq[b * cols + k] = (double)quant_ref_f16_to_f32(blocks[k / 32].d) * blocks[k / 32].qs[k % 32];
+    }
+    free(blocks);
+    return xq;
+}
+
+/* Whether a product's result `got` (in y_dtype) matches the f64 dot of the
+ * dequantized weight row w with the rounded activations xq, within
+ * MV_TOLERANCE of sum |w * x| plus y_dtype's rounding; *want and *tol say
+ * what it was compared with. */
+static bool dot_matches(double got, const float *w, const double *xq, int64_t cols, kp_dtype y_dtype,
+                        double *want, double *tol)
+{
+    double sum = 0.0, mag = 0.0;
+    for (int64_t k = 0; k < cols; k++) {
+        sum += (double)w[k] * xq[k];
+        mag += fabs((double)w[k] * xq[k]);
+    }
+    double rounding = y_dtype == KP_DTYPE_F32 ? 0.0 : y_dtype == KP_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
+    *tol = MV_TOLERANCE * mag + rounding * fabs(sum) + 1e-30;
+    /* f16 overflow: past 65520 (65504 + half its last step) it rounds to inf */
+    if (y_dtype == KP_DTYPE_F16 && fabs(sum) - *tol >= 65520.0)
+        sum = copysign(INFINITY, sum);
+    *want = sum;
+    return fabs(got - sum) <= *tol || got == sum;
+}
+
 /* dst = w x for a random w of format f (rows x blocks blocks) and x (batch
  * rows), through kp_quantized_matvec (matmul false) or
  * kp_quantized_matmul, checked against the f64 dot of the dequantized
@@ -328,43 +364,25 @@ static void check_product(kp_qformat f, int64_t batch, int64_t rows, int64_t blo
         CK_OK(kp_quantized_matvec(gpu_stream, &dst, &q.m, &x, wsb.dev));
     gpu_buf_download(&db);
 
-    /* reference: Q8_1-rounded x (d as binary16 times q), f64 dot */
-    double *xq = malloc((size_t)(batch * cols) * sizeof(double));
-    kp_block_q8_1 *qblocks = malloc((size_t)(cols / 32 + 1) * sizeof(kp_block_q8_1));
-    for (int64_t b = 0; b < batch; b++) {
-        quant_ref_quantize_row(KP_QF_Q8_1, xf + b * cols, qblocks, cols);
-        for (int64_t k = 0; k < cols; k++)
-            xq[b * cols + k] = (double)quant_ref_f16_to_f32(qblocks[k / 32].d) * qblocks[k / 32].qs[k % 32];
-    }
+    double *xq = q8_1_rounded(xf, batch, cols);
     float *w = malloc((size_t)cols * sizeof(float));
     unsigned char *written = calloc(db.bytes, 1);
     for (int64_t r = 0; r < rows; r++) {
         quant_ref_dequantize_row((int)f, qmat_row(&q, r), w, cols);
         for (int64_t b = 0; b < batch; b++) {
-            double sum = 0.0, mag = 0.0;
-            for (int64_t k = 0; k < cols; k++) {
-                sum += (double)w[k] * xq[b * cols + k];
-                mag += fabs((double)w[k] * xq[b * cols + k]);
-            }
             size_t at = (size_t)(dst.layout.offset + b * dst.layout.strides[0] + r * dst.layout.strides[1]);
-            double got = host_get(y_dtype, db.host, at);
-            double rounding = y_dtype == KP_DTYPE_F32 ? 0.0 : y_dtype == KP_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
-            double tol = MV_TOLERANCE * mag + rounding * fabs(sum) + 1e-30;
-            /* f16 overflow: past 65520 (65504 + half its last step) it rounds to inf */
-            if (y_dtype == KP_DTYPE_F16 && fabs(sum) - tol >= 65520.0)
-                sum = copysign(INFINITY, sum);
-            ck_assert_msg(fabs(got - sum) <= tol || got == sum,
+            double got = host_get(y_dtype, db.host, at), want, tol;
+            ck_assert_msg(dot_matches(got, w, xq + b * cols, cols, y_dtype, &want, &tol),
                           "%s %s batch %lld (%s x -> %s) rows %lld cols %lld: [%lld, %lld] = %.9g, "
                           "want %.9g (tolerance %.3g)", op, info_of(f).name, (long long)batch,
                           kp_dtype_name(x_dtype), kp_dtype_name(y_dtype), (long long)rows,
-                          (long long)cols, (long long)b, (long long)r, got, sum, tol);
+                          (long long)cols, (long long)b, (long long)r, got, want, tol);
             written[at] = 1;
         }
     }
     check_untouched(&db, written, kp_dtype_size(y_dtype), POISON, op);
     free(written);
     free(w);
-    free(qblocks);
     free(xq);
     free(xf);
     gpu_buf_free(&wsb);
@@ -412,6 +430,127 @@ START_TEST(test_matmul)
     rng_seed(4500 + (uint64_t)_i);
     check_product(f, c->batch, c->rows, c->blocks, c->strided, qfloats[(size_t)_i % N_QFLOATS],
                   qfloats[(size_t)_i / 5 % N_QFLOATS], true);
+}
+END_TEST
+
+/* ---- mixture of experts: repeated experts, x per token or per slot, ids of
+ * both types with strides, an invalid id (the last pair's: n_experts, or -1
+ * as i64), dst with padded token rows */
+
+struct moe_case {
+    int64_t tokens, k, experts, rows, blocks;
+    int per_slot, ids64;
+};
+static const struct moe_case moe_cases[] = {
+    {1, 1, 1, 7, 1, 0, 0},
+    {3, 2, 4, 37, 3, 0, 1},
+    {5, 4, 6, 65, 2, 1, 0},
+    {2, 8, 3, 4097, 1, 1, 1},
+};
+#define N_MOE (sizeof(moe_cases) / sizeof(moe_cases[0]))
+
+START_TEST(test_moe)
+{
+    size_t nf = kp_qformat_count();
+    kp_qformat f = kp_qformat_at((size_t)_i % nf);
+    const struct moe_case *c = &moe_cases[(size_t)_i / nf];
+    kp_dtype x_dtype = qfloats[(size_t)_i % N_QFLOATS], y_dtype = qfloats[(size_t)_i / 5 % N_QFLOATS];
+    rng_seed(6000 + (uint64_t)_i);
+    const int64_t pairs = c->tokens * c->k, cols = c->blocks * info_of(f).block_elems;
+    struct qmat q;
+    qmat_make(&q, f, c->experts * c->rows, cols, 0, 4, 1);
+
+    /* ids (tokens x k), slots 3 elements apart and tokens 3 * k + 1 */
+    kp_dtype ids_dtype = c->ids64 ? KP_DTYPE_I64 : KP_DTYPE_U32;
+    int64_t ids_strides[2] = {3 * c->k + 1, 3}, ids_shape[2] = {c->tokens, c->k};
+    int64_t *want_expert = malloc((size_t)pairs * sizeof(int64_t));
+    struct gpu_buf ib;
+    gpu_buf_alloc(&ib, (size_t)(c->tokens * ids_strides[0]) * kp_dtype_size(ids_dtype));
+    for (int64_t p = 0; p < pairs; p++) {
+        int64_t id = p + 1 == pairs && pairs > 1 ? (c->ids64 ? -1 : c->experts)
+                                                  : (int64_t)(rng_next() % (uint64_t)c->experts);
+        want_expert[p] = id >= 0 && id < c->experts ? id : -1;
+        size_t at = (size_t)(p / c->k * ids_strides[0] + p % c->k * ids_strides[1]);
+        if (c->ids64)
+            ((int64_t *)ib.host)[at] = id;
+        else
+            ((uint32_t *)ib.host)[at] = (uint32_t)id;
+    }
+    gpu_buf_upload(&ib);
+    kp_tensor ids = gpu_tensor(&ib, ids_dtype, 2, ids_shape, ids_strides, 0);
+
+    const int64_t x_rows = c->per_slot ? pairs : c->tokens;
+    struct gpu_buf xb;
+    gpu_buf_alloc(&xb, (size_t)(x_rows * cols) * kp_dtype_size(x_dtype));
+    float *xf = malloc((size_t)(x_rows * cols) * sizeof(float));
+    for (int64_t i = 0; i < x_rows * cols; i++) {
+        host_set(x_dtype, xb.host, (size_t)i, rng_uniform(-2.0, 2.0));
+        xf[i] = (float)host_get(x_dtype, xb.host, (size_t)i);
+    }
+    gpu_buf_upload(&xb);
+    int64_t x_shape[3] = {c->tokens, c->k, cols};
+    kp_tensor x = c->per_slot ? gpu_tensor(&xb, x_dtype, 3, x_shape, NULL, 0)
+                              : gpu_tensor(&xb, x_dtype, 2, (int64_t[]){c->tokens, cols}, NULL, 0);
+
+    int64_t dst_shape[3] = {c->tokens, c->k, c->rows};
+    int64_t dst_strides[3] = {c->k * c->rows + 5, c->rows, 1};
+    struct gpu_buf db;
+    gpu_buf_alloc(&db, (size_t)(c->tokens * dst_strides[0]) * kp_dtype_size(y_dtype));
+    memset(db.host, POISON, db.bytes);
+    gpu_buf_upload(&db);
+    kp_tensor dst = gpu_tensor(&db, y_dtype, 3, dst_shape, dst_strides, 0);
+
+    size_t ws_bytes;
+    CK_OK(kp_quantized_moe_workspace_size(x_rows, cols, &ws_bytes));
+    struct gpu_buf wsb;
+    gpu_buf_alloc(&wsb, ws_bytes);
+    kp_index_status *status;
+    CK_OK(kp_index_status_create(gpu_dev, &status));
+    CK_OK(kp_quantized_moe(gpu_stream, &dst, &q.m, c->experts, &ids, &x, wsb.dev, status));
+    kp_index_report rep;
+    CK_OK(kp_index_status_read(gpu_stream, status, &rep));
+    bool invalid = pairs > 1;
+    ck_assert_msg(rep.out_of_range == invalid && (!invalid || rep.first_position == (uint64_t)pairs - 1),
+                  "moe status: out_of_range %d first %llu, want %d and %lld", (int)rep.out_of_range,
+                  (unsigned long long)rep.first_position, (int)invalid, (long long)pairs - 1);
+    gpu_buf_download(&db);
+
+    double *xq = q8_1_rounded(xf, x_rows, cols);
+    float *w = malloc((size_t)cols * sizeof(float));
+    unsigned char *written = calloc(db.bytes, 1);
+    for (int64_t p = 0; p < pairs; p++) {
+        const double *xrow = xq + (c->per_slot ? p : p / c->k) * cols;
+        for (int64_t r = 0; r < c->rows; r++) {
+            size_t at = (size_t)(p / c->k * dst_strides[0] + p % c->k * dst_strides[1] + r);
+            double got = host_get(y_dtype, db.host, at), want = 0.0, tol = 0.0;
+            bool ok = got == 0.0;
+            if (want_expert[p] >= 0) {
+                if (r == 0 || c->rows < 100 || r % 97 == 0 || r + 1 == c->rows) {
+                    quant_ref_dequantize_row((int)f, qmat_row(&q, want_expert[p] * c->rows + r), w, cols);
+                    ok = dot_matches(got, w, xrow, cols, y_dtype, &want, &tol);
+                } else {
+                    ok = true;  /* long experts: a sample of rows */
+                }
+            }
+            ck_assert_msg(ok, "moe %s (%s x -> %s) pair %lld (expert %lld) row %lld: %.9g, want %.9g "
+                          "(tolerance %.3g)", info_of(f).name, kp_dtype_name(x_dtype),
+                          kp_dtype_name(y_dtype), (long long)p, (long long)want_expert[p], (long long)r,
+                          got, want, tol);
+            written[at] = 1;
+        }
+    }
+    check_untouched(&db, written, kp_dtype_size(y_dtype), POISON, "moe dst");
+    kp_index_status_destroy(&status);
+    free(written);
+    free(w);
+    free(xq);
+    free(xf);
+    free(want_expert);
+    gpu_buf_free(&wsb);
+    gpu_buf_free(&db);
+    gpu_buf_free(&xb);
+    gpu_buf_free(&ib);
+    gpu_buf_free(&q.buf);
 }
 END_TEST
 
@@ -486,6 +625,17 @@ START_TEST(test_bad_arguments)
     expect_fail(kp_quantized_matvec(gpu_stream, &y, &q.m, &x, small.dev), KP_ERR_INVALID_ARGUMENT,
                 "do not fit w", "matvec shape mismatch");
 
+    /* moe: 3 experts do not divide w's 4 rows; ids of rank 1 */
+    struct gpu_buf mb;
+    gpu_buf_alloc(&mb, 64);
+    int64_t mids_shape[1] = {2};
+    kp_tensor mids = gpu_tensor(&mb, KP_DTYPE_U32, 1, mids_shape, NULL, 0);
+    expect_fail(kp_quantized_moe(gpu_stream, &y, &q.m, 3, &mids, &x, small.dev, NULL),
+                KP_ERR_INVALID_ARGUMENT, "do not divide evenly", "moe experts");
+    expect_fail(kp_quantized_moe(gpu_stream, &y, &q.m, 2, &mids, &x, small.dev, NULL),
+                KP_ERR_INVALID_ARGUMENT, "must be (tokens, k)", "moe ids rank");
+    gpu_buf_free(&mb);
+
     /* nothing was written */
     gpu_buf_download(&db);
     gpu_buf_download(&yb);
@@ -517,6 +667,7 @@ int main(void)
     tcase_add_loop_test(tc, test_quantize, 0, N_QUANTIZE * N_QFLOATS * 2);
     tcase_add_loop_test(tc, test_matvec, 0, nf * KP_QMATVEC_MAX_BATCH * (int)N_MV);
     tcase_add_loop_test(tc, test_matmul, 0, nf * (int)N_MM);
+    tcase_add_loop_test(tc, test_moe, 0, nf * (int)N_MOE);
     suite_add_tcase(s, tc);
     rc = gpu_run_suite(s);
     gpu_teardown();
