@@ -9,7 +9,7 @@
 // Kernel families by name:
 //   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>
 //   qmatvec_act_<f32|f16|bf16>        qmatvec_<fmt>_b<1|2|4|8>
-//   qmatmul_<fmt>_n<16|64>             qmoe_<fmt>
+//   qmatmul_<fmt>_n<16|64>             qmoe_<fmt>   qmoe_group   qmoe_mm_<fmt>_n<16|64>
 #include "kp_elementwise.cuh"
 #include "kp_async.cuh"
 #include "kp_atomics.cuh"
@@ -755,33 +755,39 @@ KP_QFORMAT_SUFFIXES(KP_QMV_ALL)
 
 // ---------------------------------------------------- mixture of experts
 //
-// Pairs (token, slot) along the grid's y (striding past 65535): each is the
-// batch-1 mat-vec of its expert's matrix with its activations row. A pair
-// whose id names no expert gets a row of zeros and is recorded in status at
-// its position t * k + j.
+// The expert of pair p, or experts (none) for an id out of range.
+KP_DEVICE kp_idx kp_qmoe_expert(const kp_qmoe_args &m, const void *ids, kp_idx p) {
+    const int64_t t = (int64_t)(p / (kp_idx)m.k), j = (int64_t)p - t * m.k;
+    const int64_t at = t * m.ids_token_stride + j * m.ids_slot_stride;
+    const kp_idx id = m.ids_kind == 1 ? (kp_idx)((const uint32_t *)ids)[at]
+                                      : (kp_idx)((const int64_t *)ids)[at];  // < 0 wraps high
+    return id < (kp_idx)m.experts ? id : (kp_idx)m.experts;
+}
+
+// Pair (token, slot) blockIdx.y: the batch-1 mat-vec of its expert's matrix
+// with its activations row (one pair a block row: looping over pairs made
+// the mat-vec spill). A pair whose id names no expert gets a row of zeros
+// and is recorded in status at its position t * k + j.
 template <int F>
 KP_DEVICE void kp_qmoe(const kp_qmoe_args &m, const uint8_t *w, const int8_t *act_qs,
                        const kp_qmv_meta *act_meta, const void *ids, void *dst, kp_status_word *status) {
     const kp_idx meta_stride = KP_QMV_META_STRIDE((kp_idx)m.mv.cols / 32);
     const int64_t esize = m.mv.dst_dtype == 0 ? 4 : 2;
-    for (kp_idx p = blockIdx.y; p < (kp_idx)m.pairs; p += gridDim.y) {
-        const int64_t t = (int64_t)(p / (kp_idx)m.k), j = (int64_t)p - t * m.k;
-        const int64_t at = t * m.ids_token_stride + j * m.ids_slot_stride;
-        const kp_idx id = m.ids_kind == 1 ? (kp_idx)((const uint32_t *)ids)[at]
-                                          : (kp_idx)((const int64_t *)ids)[at];  // < 0 wraps high
-        char *y = (char *)dst + (t * m.dst_token_stride + j * m.dst_slot_stride) * esize;
-        if (id >= (kp_idx)m.experts) {
-            if (blockIdx.x == 0 && threadIdx.x == 0 && status)
-                kp_atomic_max_u64(status, ~(kp_status_word)p);
-            for (kp_idx r = (kp_idx)blockIdx.x * blockDim.x + threadIdx.x; r < (kp_idx)m.mv.rows;
-                 r += (kp_idx)gridDim.x * blockDim.x)
-                kp_qmv_store(y, m.mv.dst_dtype, r * (kp_idx)m.mv.dst_row_stride, 0.0f);
-            continue;
-        }
-        const kp_idx xr = m.x_per_slot ? p : (kp_idx)t;
-        kp_qmatvec<F, 1>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
-                         act_meta + xr * meta_stride, y);
+    const kp_idx p = blockIdx.y;
+    const int64_t t = (int64_t)(p / (kp_idx)m.k), j = (int64_t)p - t * m.k;
+    const kp_idx id = kp_qmoe_expert(m, ids, p);
+    char *y = (char *)dst + (t * m.dst_token_stride + j * m.dst_slot_stride) * esize;
+    if (id >= (kp_idx)m.experts) {
+        if (blockIdx.x == 0 && threadIdx.x == 0 && status)
+            kp_atomic_max_u64(status, ~(kp_status_word)p);
+        for (kp_idx r = (kp_idx)blockIdx.x * blockDim.x + threadIdx.x; r < (kp_idx)m.mv.rows;
+             r += (kp_idx)gridDim.x * blockDim.x)
+            kp_qmv_store(y, m.mv.dst_dtype, r * (kp_idx)m.mv.dst_row_stride, 0.0f);
+        return;
     }
+    const kp_idx xr = m.x_per_slot ? p : (kp_idx)t;
+    kp_qmatvec<F, 1>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
+                     act_meta + xr * meta_stride, y);
 }
 
 #define KP_QMOE(ID, NAME)                                                                        \
@@ -792,6 +798,105 @@ KP_DEVICE void kp_qmoe(const kp_qmoe_args &m, const uint8_t *w, const int8_t *ac
         kp_qmoe<KP_QF_##ID>(m, w, act_qs, act_meta, ids, dst, status);                           \
     }
 KP_QFORMAT_SUFFIXES(KP_QMOE)
+
+// One block: counts each expert's pairs, lays out their lists (in the order
+// the atomics give; a pair's result does not depend on its place) and the
+// tiles of tile_batch pairs each expert's list takes; records invalid ids
+// and zeroes their dst rows.
+KP_KERNEL void __launch_bounds__(KP_QMOE_GROUP_BLOCK)
+    qmoe_group(kp_qmoe_args m, const void *ids, int32_t *group, void *dst, kp_status_word *status) {
+    const kp_idx experts = (kp_idx)m.experts, pairs = (kp_idx)m.pairs;
+    int32_t *count = group, *cursor = group + experts, *start = cursor + experts;
+    int32_t *tiles = start + experts + 1, *list = tiles + experts + 1;
+    for (kp_idx e = threadIdx.x; e < experts; e += blockDim.x) count[e] = 0;
+    __syncthreads();
+    for (kp_idx p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const kp_idx e = kp_qmoe_expert(m, ids, p);
+        if (e < experts)
+            atomicAdd(&count[e], 1);
+        else if (status)
+            kp_atomic_max_u64(status, ~(kp_status_word)p);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int32_t at = 0, tile = 0;
+        for (kp_idx e = 0; e < experts; e++) {
+            start[e] = cursor[e] = at;
+            tiles[e] = tile;
+            at += count[e];
+            tile += (int32_t)((count[e] + m.tile_batch - 1) / m.tile_batch);
+        }
+        start[experts] = at;
+        tiles[experts] = tile;
+    }
+    __syncthreads();
+    for (kp_idx p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const kp_idx e = kp_qmoe_expert(m, ids, p);
+        if (e < experts)
+            list[atomicAdd(&cursor[e], 1)] = (int32_t)p;
+    }
+    const int64_t esize = m.mv.dst_dtype == 0 ? 4 : 2;
+    for (kp_idx p = 0; p < pairs; p++) {  // uniform: every thread reads the same id
+        if (kp_qmoe_expert(m, ids, p) < experts)
+            continue;
+        const int64_t t = (int64_t)(p / (kp_idx)m.k), j = (int64_t)p - t * m.k;
+        char *y = (char *)dst + (t * m.dst_token_stride + j * m.dst_slot_stride) * esize;
+        for (kp_idx r = threadIdx.x; r < (kp_idx)m.mv.rows; r += blockDim.x)
+            kp_qmv_store(y, m.mv.dst_dtype, r * (kp_idx)m.mv.dst_row_stride, 0.0f);
+    }
+}
+
+// The batch rows of one tile of an expert's pairs (kp_qmm_dense's
+// interface), from the rows and dst offsets the block worked out once.
+struct kp_qmm_pairs {
+    const kp_idx *x_rows;
+    const int64_t *dst_offsets;
+    int n;
+    KP_DEVICE bool has(int i) const { return i < n; }
+    KP_DEVICE kp_idx x_row(int i) const { return x_rows[i]; }
+    KP_DEVICE int64_t dst_at(int i) const { return dst_offsets[i]; }
+};
+
+// Block row y is tile y of all experts' tiles (qmoe_group's tile starts):
+// found by bisection, then the tile's pairs times its expert's rows. One
+// tile a block row: a loop over tiles made the Q2_K kernel spill.
+template <int F, int NB>
+KP_DEVICE void kp_qmoe_mm(const kp_qmoe_args &m, const uint8_t *w, const int8_t *act_qs,
+                          const kp_qmv_meta *act_meta, const int32_t *group, void *dst) {
+    __shared__ kp_idx x_rows[NB];
+    __shared__ int64_t dst_offsets[NB];
+    const int64_t experts = m.experts;
+    const int32_t *count = group, *start = group + 2 * experts, *tiles = start + experts + 1;
+    const int32_t *list = tiles + experts + 1;
+    const int64_t y = blockIdx.y;  // the grid covers every expert's tiles at most
+    if (y >= tiles[experts])
+        return;
+    int64_t lo = 0, hi = experts;  // tiles[lo] <= y < tiles[hi]
+    while (hi - lo > 1) {
+        const int64_t mid = (lo + hi) / 2;
+        if (tiles[mid] <= y) lo = mid;
+        else hi = mid;
+    }
+    const int64_t first = (y - tiles[lo]) * NB, left = count[lo] - first;
+    const int n = left < NB ? (int)left : NB;
+    if ((int)threadIdx.x < n) {
+        const int64_t p = list[start[lo] + first + threadIdx.x], t = p / m.k;
+        x_rows[threadIdx.x] = (kp_idx)(m.x_per_slot ? p : t);
+        dst_offsets[threadIdx.x] = t * m.dst_token_stride + (p - t * m.k) * m.dst_slot_stride;
+    }
+    __syncthreads();
+    const kp_qmm_pairs rows = {x_rows, dst_offsets, n};
+    kp_qmatmul_tile<F, NB>(m.mv, w + lo * m.expert_stride, act_qs, act_meta, dst, rows);
+}
+
+#define KP_QMOE_MM(ID, NAME, NB)                                                                 \
+    KP_KERNEL void __launch_bounds__(KP_QMM_BLOCK)                                               \
+        qmoe_mm_##NAME##_n##NB(kp_qmoe_args m, const uint8_t *w, const int8_t *act_qs,          \
+                               const kp_qmv_meta *act_meta, const int32_t *group, void *dst) {   \
+        kp_qmoe_mm<KP_QF_##ID, NB>(m, w, act_qs, act_meta, group, dst);                          \
+    }
+#define KP_QMOE_MM_ALL(ID, NAME) KP_QMOE_MM(ID, NAME, 16) KP_QMOE_MM(ID, NAME, 64)
+KP_QFORMAT_SUFFIXES(KP_QMOE_MM_ALL)
 
 // ------------------------------------------------------------- mat-mat
 

@@ -34,7 +34,8 @@ struct qcase {
     int64_t rows, cols;       /* the quantized matrix */
     int64_t n;                /* qmatvec, qmatmul: batch; qmoe: experts; get_rows: ids */
     kp_dtype dtype;           /* the float side: x and dst, dst, or src */
-    int64_t k;                /* qmoe: experts per token (one token; rows, cols: an expert's) */
+    int64_t k;                /* qmoe: experts per token (rows, cols: an expert's) */
+    int64_t tokens;           /* qmoe */
 };
 
 static const struct qcase qcases[] = {
@@ -55,8 +56,11 @@ static const struct qcase qcases[] = {
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 64, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 512, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 2048, KP_DTYPE_BF16},
-    /* a Mixtral-style FFN up projection at token generation: 2 of 8 experts */
-    {QMOE, "qmoe", MM_FORMATS, 14336, 4096, 8, KP_DTYPE_F32, 2},
+    /* a Mixtral-style FFN up projection, 2 of 8 experts a token: generation
+     * (one token), a few tokens, a prompt */
+    {QMOE, "qmoe", MM_FORMATS, 14336, 4096, 8, KP_DTYPE_F32, 2, 1},
+    {QMOE, "qmoe", MM_FORMATS, 14336, 4096, 8, KP_DTYPE_BF16, 2, 16},
+    {QMOE, "qmoe", MM_FORMATS, 14336, 4096, 8, KP_DTYPE_BF16, 2, 512},
     {DEQUANTIZE, "dequantize", EACH_FORMAT, 4096, 14336, 0, KP_DTYPE_F16},
     {DEQUANTIZE, "dequantize", MM_FORMATS, 4096, 4096, 0, KP_DTYPE_BF16},
     {DEQUANTIZE, "dequantize", MM_FORMATS, 14336, 4096, 0, KP_DTYPE_BF16},
@@ -104,8 +108,8 @@ static void describe_case(const struct qcase *c, const char *fname, struct bench
     if (c->kind == QMATVEC || c->kind == QMATMUL)
         snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld b%lld", fname, rows, cols, n);
     else if (c->kind == QMOE)
-        snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld %lld/%lld", fname, rows, cols,
-                 (long long)c->k, n);
+        snprintf(e->variant, sizeof(e->variant), "%s %lldx%lld %lld/%lld t%lld", fname, rows, cols,
+                 (long long)c->k, n, (long long)c->tokens);
     else if (c->kind == GET_ROWS)
         snprintf(e->variant, sizeof(e->variant), "%s %lld of %lldx%lld", fname, n, rows, cols);
     else
@@ -163,6 +167,24 @@ static kp_status upload_ids(struct bench *b, kp_buffer *buf, int64_t rows)
         ids[j] = t;
     }
     kp_status st = kp_memcpy_h2d(b->stream, buf, 0, ids, (size_t)rows * sizeof(*ids));
+    if (st == KP_OK)
+        st = kp_stream_synchronize(b->stream);
+    free(ids);
+    return st;
+}
+
+/* ids for qmoe: each token's k experts distinct, spread evenly over all of
+ * them (token t takes experts t * k .. t * k + k - 1, modulo n), as a
+ * router balanced by its training would. */
+static kp_status upload_expert_ids(struct bench *b, kp_buffer *buf, int64_t tokens, int64_t k,
+                                   int64_t n)
+{
+    uint32_t *ids = malloc((size_t)(tokens * k) * sizeof(*ids));
+    if (!ids)
+        return KP_ERR_OUT_OF_MEMORY;
+    for (int64_t i = 0; i < tokens * k; i++)
+        ids[i] = (uint32_t)(i % n);
+    kp_status st = kp_memcpy_h2d(b->stream, buf, 0, ids, (size_t)(tokens * k) * sizeof(*ids));
     if (st == KP_OK)
         st = kp_stream_synchronize(b->stream);
     free(ids);
@@ -244,12 +266,16 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         r->bytes = q_bytes + n * (cols + rows) * es;
         r->flops = 2.0 * (double)n * (double)rows * (double)cols;
         break;
-    case QMOE:  /* the k experts' weights read; the stack of all n rotates */
-        r->elements = (uint64_t)c->k * rows * cols;
+    case QMOE: {  /* the experts' weights read (each once at best); the stack of all n rotates */
+        uint64_t pairs = (uint64_t)(c->tokens * c->k), used = pairs < n ? pairs : n;
+        r->elements = used * rows * cols;
         rotated = n * q_bytes;
-        r->bytes = (uint64_t)c->k * q_bytes;
-        r->total_bytes = r->bytes + (uint64_t)c->k * rows * es + cols * es;
+        r->bytes = used * q_bytes;
+        r->total_bytes = r->bytes + pairs * rows * es + (uint64_t)c->tokens * cols * es;
+        if (c->tokens > 1)
+            r->flops = 2.0 * (double)pairs * (double)rows * (double)cols;
         break;
+    }
     case DEQUANTIZE:
         r->elements = rows * cols;
         rotated = q_bytes;
@@ -333,23 +359,23 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         size_t ws = 0;
         what = "allocating ids, x, dst and the workspace";
         if (st == KP_OK)
-            st = kp_quantized_moe_workspace_size(1, c->cols, &ws);
+            st = kp_quantized_moe_workspace_size(c->tokens, c->k, c->n, c->cols, &ws);
         if (st == KP_OK)
-            st = kp_buffer_alloc(b->dev, (size_t)c->k * 4, &ids);
+            st = kp_buffer_alloc(b->dev, (size_t)(c->tokens * c->k) * 4, &ids);
         if (st == KP_OK)
-            st = upload_ids(b, ids, c->k);  /* k distinct experts */
+            st = upload_expert_ids(b, ids, c->tokens, c->k, c->n);
         if (st == KP_OK)
-            st = kp_buffer_alloc(b->dev, (size_t)(cols * es), &x);
+            st = kp_buffer_alloc(b->dev, (size_t)((uint64_t)c->tokens * cols * es), &x);
         if (st == KP_OK)
             st = fill_random(b, x, c->dtype);
         if (st == KP_OK)
-            st = kp_buffer_alloc(b->dev, (size_t)((uint64_t)c->k * rows * es), &dst);
+            st = kp_buffer_alloc(b->dev, (size_t)((uint64_t)(c->tokens * c->k) * rows * es), &dst);
         if (st == KP_OK)
             st = kp_buffer_alloc(b->dev, ws, &workspace);
-        int64_t ids_shape[2] = {1, c->k}, dst_shape[3] = {1, c->k, c->rows};
+        int64_t ids_shape[2] = {c->tokens, c->k}, dst_shape[3] = {c->tokens, c->k, c->rows};
         q->ids = (kp_tensor){ids, KP_DTYPE_U32, {0}};
         kp_layout_contiguous(&q->ids.layout, 2, ids_shape);
-        q->x = matrix(x, c->dtype, 1, c->cols);
+        q->x = matrix(x, c->dtype, c->tokens, c->cols);
         q->dst = (kp_tensor){dst, c->dtype, {0}};
         kp_layout_contiguous(&q->dst.layout, 3, dst_shape);
         q->workspace = workspace;

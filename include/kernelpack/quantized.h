@@ -177,20 +177,25 @@ KP_API kp_status kp_quantized_matmul_workspace_size(int64_t batch, int64_t cols,
  * expert tensor of (experts, rows, cols) as one kp_qmatrix), ids are
  * (tokens, k) u32 or i64, any strides, and dst is (tokens, k, rows), f32,
  * f16 or bf16, any layout. x is f32, f16 or bf16; a rank-3 x must have its
- * token stride k times its slot stride. Each pair is computed as
- * kp_quantized_matvec computes a batch of 1 (same rounding), through the
- * Q8_1 activations of x's rows in `workspace` (kp_quantized_moe_workspace_size
- * of x's rows: tokens, or tokens * k for a rank-3 x; the matvec's rules).
+ * token stride k times its slot stride. Each pair's result is computed as
+ * kp_quantized_matvec computes a batch row (same Q8_1 activations, same
+ * tolerance). With few pairs per expert (token generation) every pair
+ * reads its expert's matrix; with many (prompts) the pairs are first
+ * listed by expert on the device and each expert's run as a mat-mat, so its
+ * weights are read once per tile of pairs.
  * An id outside 0..n_experts-1 gives zeros in dst[t, j, :] and is recorded
  * in `status` (if not NULL) at position t * k + j, as the indexing module's
  * ops record invalid ids (indexing.h).
- * Every pair reads its expert's whole matrix: made for token generation
- * (few tokens); pairs that share an expert are not yet batched. */
+ * Workspace: kp_quantized_moe_workspace_size(tokens, k, n_experts, cols),
+ * on the stream's device, 16-byte aligned, not overlapping the operands,
+ * and not used by other work until the op has finished on the stream;
+ * tokens * k must fit in an int32. */
 KP_API kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst,
                                   const kp_qmatrix *experts, int64_t n_experts,
                                   const kp_tensor *ids, const kp_tensor *x,
                                   kp_buffer *workspace, kp_index_status *status);
-KP_API kp_status kp_quantized_moe_workspace_size(int64_t x_rows, int64_t cols, size_t *bytes);
+KP_API kp_status kp_quantized_moe_workspace_size(int64_t tokens, int64_t k, int64_t n_experts,
+                                                 int64_t cols, size_t *bytes);
 
 #ifdef __cplusplus
 }

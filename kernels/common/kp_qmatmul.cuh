@@ -25,6 +25,18 @@
 
 #define KP_QMM_ITEMS 4
 
+// Which activation rows a tile's NB batch rows are, and where their results
+// go: has(n) (the tile's batch row n exists), x_row(n) (its row of the Q8_1
+// activations), dst_at(n) (the offset in elements of its dst row, to which
+// the weight row times dst_row_stride adds).
+struct kp_qmm_dense {  // batch rows b0 .. of a plain product
+    kp_idx b0, batch;
+    int64_t dst_batch_stride;
+    KP_DEVICE bool has(int n) const { return b0 + (kp_idx)n < batch; }
+    KP_DEVICE kp_idx x_row(int n) const { return b0 + (kp_idx)n; }
+    KP_DEVICE int64_t dst_at(int n) const { return (int64_t)(b0 + (kp_idx)n) * dst_batch_stride; }
+};
+
 template <int MR, int NB> struct kp_qmm_smem {
     uint4 w[KP_QMM_ITEMS][MR][2];        // decoded weights, 16-byte halves swapped per kp_qmm_half
     float4 w_scale[KP_QMM_ITEMS][MR];    // scale_lo, scale_hi, offset_lo, offset_hi
@@ -85,17 +97,17 @@ KP_DEVICE void kp_qmm_store_weights(kp_qmm_smem<MR, NB> &s, const kp_qmm_pending
     }
 }
 
-template <int MR, int NB>
+template <int MR, int NB, typename B>
 KP_DEVICE void kp_qmm_load_act(kp_qmm_smem<MR, NB> &s, const kp_qmv_args &a, const int8_t *qs,
-                               const kp_qmv_meta *meta, kp_idx b0, kp_idx i0, kp_idx items_per_row,
+                               const kp_qmv_meta *meta, const B &rows, kp_idx i0, kp_idx items_per_row,
                                kp_idx meta_stride) {
     // 16-byte pieces, consecutive along each batch row (the step's 128 bytes)
     for (int p = threadIdx.x; p < KP_QMM_ITEMS * NB * 2; p += KP_QMM_BLOCK) {
         const int h = p & 1, i = (p >> 1) % KP_QMM_ITEMS, n = (p >> 1) / KP_QMM_ITEMS;
-        const kp_idx item = i0 + (kp_idx)i, b = b0 + (kp_idx)n;
+        const kp_idx item = i0 + (kp_idx)i;
         uint4 *to = &s.x[i][n][kp_qmm_half(n, h)];
-        if (b < (kp_idx)a.batch && item < items_per_row)
-            kp_async_copy16(to, qs + b * (kp_idx)a.cols + item * 32 + 16 * h);
+        if (rows.has(n) && item < items_per_row)
+            kp_async_copy16(to, qs + rows.x_row(n) * (kp_idx)a.cols + item * 32 + 16 * h);
         else
             *to = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -104,10 +116,10 @@ KP_DEVICE void kp_qmm_load_act(kp_qmm_smem<MR, NB> &s, const kp_qmv_args &a, con
     // there too.
     for (int p = threadIdx.x; p < KP_QMM_ITEMS / 2 * NB; p += KP_QMM_BLOCK) {
         const int i = 2 * (p % (KP_QMM_ITEMS / 2)), n = p / (KP_QMM_ITEMS / 2);
-        const kp_idx item = i0 + (kp_idx)i, b = b0 + (kp_idx)n;
+        const kp_idx item = i0 + (kp_idx)i;
         uint4 *to = (uint4 *)&s.x_meta[n][i];
-        if (b < (kp_idx)a.batch && item < items_per_row)
-            kp_async_copy16(to, meta + b * meta_stride + item);
+        if (rows.has(n) && item < items_per_row)
+            kp_async_copy16(to, meta + rows.x_row(n) * meta_stride + item);
         else
             *to = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -213,9 +225,9 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
     }
 }
 
-template <int MR, int NB>
+template <int MR, int NB, typename B>
 KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, void *dst, kp_idx r0,
-                            kp_idx b0) {
+                            const B &rows) {
     constexpr int MT = kp_qmm_warp<MR, NB>::MT, NT = kp_qmm_warp<MR, NB>::NT;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int m0 = (warp % 2) * (MR / 2), n0 = (warp / 2) * (NB / 2);
@@ -226,10 +238,10 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const kp_idx r = r0 + (kp_idx)(m0 + 16 * mt + g + 8 * (e >> 1));
-                const kp_idx b = b0 + (kp_idx)(n0 + 8 * nt + 2 * t + (e & 1));
-                if (r < (kp_idx)a.rows && b < (kp_idx)a.batch)
+                const int n = n0 + 8 * nt + 2 * t + (e & 1);
+                if (r < (kp_idx)a.rows && rows.has(n))
                     kp_qmv_store(dst, a.dst_dtype,
-                                 b * (kp_idx)a.dst_batch_stride + r * (kp_idx)a.dst_row_stride,
+                                 (kp_idx)rows.dst_at(n) + r * (kp_idx)a.dst_row_stride,
                                  c.acc[mt][nt][e]);
             }
 }
@@ -295,39 +307,41 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
     }
 }
 
-template <int MR, int NB>
+template <int MR, int NB, typename B>
 KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, void *dst, kp_idx r0,
-                            kp_idx b0) {
+                            const B &rows) {
     constexpr int RJ = kp_qmm_warp<MR, NB>::RJ, NK = kp_qmm_warp<MR, NB>::NK;
     const int tr = threadIdx.x % 16, tn = threadIdx.x / 16;
 #pragma unroll
     for (int j = 0; j < RJ; j++)
 #pragma unroll
         for (int k = 0; k < NK; k++) {
-            const kp_idx r = r0 + (kp_idx)(tr + 16 * j), b = b0 + (kp_idx)(tn + (KP_QMM_BLOCK / 16) * k);
-            if (r < (kp_idx)a.rows && b < (kp_idx)a.batch)
-                kp_qmv_store(dst, a.dst_dtype, b * (kp_idx)a.dst_batch_stride + r * (kp_idx)a.dst_row_stride,
+            const kp_idx r = r0 + (kp_idx)(tr + 16 * j);
+            const int n = tn + (KP_QMM_BLOCK / 16) * k;
+            if (r < (kp_idx)a.rows && rows.has(n))
+                kp_qmv_store(dst, a.dst_dtype, (kp_idx)rows.dst_at(n) + r * (kp_idx)a.dst_row_stride,
                              c.acc[j][k]);
         }
 }
 #endif
 
-template <int F, int NB>
-KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
-                          const kp_qmv_meta *act_meta, void *dst) {
+// The tile of weight rows r0 .. (blockIdx.x) x the batch rows `rows`.
+template <int F, int NB, typename B>
+KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                               const kp_qmv_meta *act_meta, void *dst, const B &rows) {
     typedef kp_qdecode<F> D;
     constexpr int MR = KP_QMM_ROWS(NB);
     static_assert(MR * KP_QMM_ITEMS % KP_QMM_BLOCK == 0 && MR % 32 == 0 && NB % 8 == 0,
                   "the tile splits evenly over the threads and the 2 x 2 warps");
     __shared__ kp_qmm_smem<MR, NB> s[2];
-    const kp_idx r0 = (kp_idx)blockIdx.x * MR, b0 = (kp_idx)blockIdx.y * NB;
+    const kp_idx r0 = (kp_idx)blockIdx.x * MR;
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
     const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
     kp_qmm_warp<MR, NB> c = {};
     kp_qmm_pending<MR> next;
     kp_qmm_decode<D>(next, a, w, r0, 0, items_per_row);
     kp_qmm_store_weights(s[0], next);
-    kp_qmm_load_act(s[0], a, act_qs, act_meta, b0, 0, items_per_row, meta_stride);
+    kp_qmm_load_act(s[0], a, act_qs, act_meta, rows, 0, items_per_row, meta_stride);
     kp_async_commit();
     // Step k is multiplied from stage k % 2 while step k + 1's activations
     // are copied into the other stage and its weights decoded into
@@ -340,7 +354,7 @@ KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         const bool more = k + 1 < steps;
         kp_qmm_smem<MR, NB> &cur = s[k & 1], &other = s[(k & 1) ^ 1];
         if (more) {
-            kp_qmm_load_act(other, a, act_qs, act_meta, b0, (k + 1) * KP_QMM_ITEMS, items_per_row,
+            kp_qmm_load_act(other, a, act_qs, act_meta, rows, (k + 1) * KP_QMM_ITEMS, items_per_row,
                             meta_stride);
             kp_async_commit();
             kp_qmm_decode<D>(next, a, w, r0, (k + 1) * KP_QMM_ITEMS, items_per_row);
@@ -349,5 +363,13 @@ KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         if (more)
             kp_qmm_store_weights(other, next);
     }
-    kp_qmm_write(c, a, dst, r0, b0);
+    kp_qmm_write(c, a, dst, r0, rows);
+}
+
+// A plain product: batch tile blockIdx.y.
+template <int F, int NB>
+KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                          const kp_qmv_meta *act_meta, void *dst) {
+    const kp_qmm_dense rows = {(kp_idx)blockIdx.y * NB, (kp_idx)a.batch, a.dst_batch_stride};
+    kp_qmatmul_tile<F, NB>(a, w, act_qs, act_meta, dst, rows);
 }

@@ -83,11 +83,17 @@ struct kp_qmv_args {
     int32_t dst_dtype;
 };
 
-/* Mixture-of-experts products (qmoe_<format>): pair p = t * k + j (token t,
- * slot j) multiplies expert ids[t, j] (rows x cols, `mv` describing one
- * expert: batch 1) by the activations' row p (x_per_slot) or t into dst[t,
- * j, :]. ids_kind: 1 u32, 2 i64. Strides in elements, expert_stride in
- * bytes. */
+/* Mixture-of-experts products: pair p = t * k + j (token t, slot j)
+ * multiplies expert ids[t, j] (rows x cols, `mv` describing one expert:
+ * batch 1) by the activations' row p (x_per_slot) or t into dst[t, j, :].
+ * ids_kind: 1 u32, 2 i64. Strides in elements, expert_stride in bytes.
+ * qmoe_<format> runs a pair a block row; for many pairs, qmoe_group lists
+ * the pairs of each expert (KP_QMOE_GROUP_INTS(experts, pairs) int32 in the
+ * workspace: counts, cursors, starts, tile starts of tile_batch pairs, the
+ * list) and qmoe_mm_<format>_n<NB> runs the mat-mat on each expert's pairs,
+ * NB = tile_batch (KP_QMM_NB_SMALL or KP_QMM_NB_LARGE). */
+#define KP_QMOE_GROUP_BLOCK 1024
+#define KP_QMOE_GROUP_INTS(experts, pairs) (4 * (experts) + 2 + (pairs))
 struct kp_qmoe_args {
     struct kp_qmv_args mv;
     int64_t experts;
@@ -100,6 +106,7 @@ struct kp_qmoe_args {
     int64_t dst_slot_stride;
     int32_t ids_kind;
     int32_t x_per_slot;
+    int64_t tile_batch;
 };
 
 #endif

@@ -117,6 +117,9 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_QMATMUL_SMALL] = {KP_MODULE_QUANTIZED, "qmatmul_%s_n16", KP_SUFFIX_QFORMATS},
     [KP_KF_QMATMUL_LARGE] = {KP_MODULE_QUANTIZED, "qmatmul_%s_n64", KP_SUFFIX_QFORMATS},
     [KP_KF_QMOE] = {KP_MODULE_QUANTIZED, "qmoe_%s", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMOE_GROUP] = {KP_MODULE_QUANTIZED, "qmoe_group%s", KP_SUFFIX_NONE},
+    [KP_KF_QMOE_MM_SMALL] = {KP_MODULE_QUANTIZED, "qmoe_mm_%s_n16", KP_SUFFIX_QFORMATS},
+    [KP_KF_QMOE_MM_LARGE] = {KP_MODULE_QUANTIZED, "qmoe_mm_%s_n64", KP_SUFFIX_QFORMATS},
     /* spatial: im2col/col2im, pooling, upsampling */
     [KP_KF_IM2COL] = {KP_MODULE_SPATIAL, "im2col_%s", KP_SUFFIX_SIZES},
     [KP_KF_COL2IM] = {KP_MODULE_SPATIAL, "col2im_%s", KP_SUFFIX_DTYPES},
@@ -221,6 +224,8 @@ const char *kp_suffix(enum kp_suffix_set set, size_t index)
         const struct qformat_suffix *q = qformat_set(set, &n);
         return index < n ? q[index].suffix : NULL;
     }
+    case KP_SUFFIX_NONE:
+        return index == 0 ? "" : NULL;
     default:
         break;
     }
@@ -237,6 +242,8 @@ const char *kp_suffix_for(enum kp_suffix_set set, kp_dtype dtype)
         return NULL;
     if (set == KP_SUFFIX_DTYPES)
         return kp_dtype_name(dtype);
+    if (set == KP_SUFFIX_NONE)
+        return "";
     if (set == KP_SUFFIX_QFORMATS || set == KP_SUFFIX_QUANTIZE_FORMATS)
         return NULL;
     if (dtype_subset(set, &dtypes, &count)) {

@@ -18,6 +18,7 @@ enum kp_suffix_set {
     KP_SUFFIX_QFLOATS,    /* f32 f16 bf16: the quantized module's float operands */
     KP_SUFFIX_QFORMATS,   /* q4_0 .. iq4_xs: every GGUF block format */
     KP_SUFFIX_QUANTIZE_FORMATS, /* q4_0 q4_1 q5_0 q5_1 q8_0 q8_1: what kp_quantize writes */
+    KP_SUFFIX_NONE,       /* one kernel, whatever the dtype: the pattern's %s is empty */
 };
 
 struct kp_kernel_family {
@@ -140,6 +141,9 @@ enum kp_family_id {
     KP_KF_QMATMUL_SMALL, /* tiles of KP_QMM_NB_SMALL batch rows */
     KP_KF_QMATMUL_LARGE, /* of KP_QMM_NB_LARGE */
     KP_KF_QMOE,
+    KP_KF_QMOE_GROUP,
+    KP_KF_QMOE_MM_SMALL,
+    KP_KF_QMOE_MM_LARGE,
     /* spatial: im2col/col2im, pooling, upsampling */
     KP_KF_IM2COL,
     KP_KF_COL2IM,

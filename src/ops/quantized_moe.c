@@ -6,18 +6,46 @@
 #include "kp_quant_abi.h"
 #include "quantized_internal.h"
 
-kp_status kp_quantized_moe_workspace_size(int64_t x_rows, int64_t cols, size_t *bytes)
+/* Pairs per expert from which the experts' pairs are listed and each
+ * expert's run as a mat-mat (below: a mat-vec per pair). */
+#define QMOE_GROUPED_MIN_PAIRS_PER_EXPERT 4
+
+/* The workspace: the Q8_1 activations of up to tokens * k rows, then the
+ * lists of the grouped path. */
+struct moe_workspace {
+    struct kp_qmv_workspace act;
+    size_t group, total;
+};
+
+static bool plan_moe_workspace(int64_t tokens, int64_t k, int64_t n_experts, int64_t cols,
+                               struct moe_workspace *w)
+{
+    if (tokens > INT32_MAX / (k ? k : 1) || n_experts > INT32_MAX / 8)
+        return false;  /* the lists hold int32 pair numbers */
+    if (!kp_qmv_plan_workspace(tokens * k, cols, &w->act))
+        return false;
+    uint64_t ints = KP_QMOE_GROUP_INTS((uint64_t)n_experts, (uint64_t)(tokens * k));
+    w->group = (w->act.total + 255) / 256 * 256;
+    if (w->group + ints * 4 < w->group)
+        return false;
+    w->total = w->group + ints * 4;
+    return true;
+}
+
+kp_status kp_quantized_moe_workspace_size(int64_t tokens, int64_t k, int64_t n_experts, int64_t cols,
+                                          size_t *bytes)
 {
     static const char fn[] = "kp_quantized_moe_workspace_size";
     if (!bytes)
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", fn);
-    if (x_rows < 0 || cols < 0 || cols % 32)
+    if (tokens < 0 || k < 0 || n_experts < 1 || cols < 0 || cols % 32)
         return kp_fail(KP_ERR_INVALID_ARGUMENT,
-                       "%s: %lld rows of %lld columns: rows must be >= 0 and columns a multiple "
-                       "of 32 (every format's block is)", fn, (long long)x_rows, (long long)cols);
-    struct kp_qmv_workspace w;
-    if (!kp_qmv_plan_workspace(x_rows, cols, &w))
-        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows size_t", fn);
+                       "%s: tokens %lld, k %lld, %lld experts, %lld columns: tokens and k must be "
+                       ">= 0, experts >= 1, columns a multiple of 32 (every format's block is)", fn,
+                       (long long)tokens, (long long)k, (long long)n_experts, (long long)cols);
+    struct moe_workspace w;
+    if (!plan_moe_workspace(tokens, k, n_experts, cols, &w))
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows", fn);
     *bytes = w.total;
     return KP_OK;
 }
@@ -51,6 +79,42 @@ static kp_status moe_x_rows(const char *fn, const kp_tensor *x, int64_t tokens, 
                    "%s: x has shape %s; it must be (%lld, %lld) or (%lld, %lld, %lld)", fn,
                    kp_format_shape(got, sizeof(got), l->rank, l->shape), (long long)tokens,
                    (long long)cols, (long long)tokens, (long long)k, (long long)cols);
+}
+
+/* The grouped path's tiles of nb pairs: at most one partial tile an expert. */
+static uint64_t moe_tiles(int64_t pairs, int64_t experts, int nb)
+{
+    return ((uint64_t)pairs + (uint64_t)nb - 1) / (uint64_t)nb + (uint64_t)experts;
+}
+
+/* The small batch tile up to 2 x its pairs per expert on average (as the
+ * mat-mat picks it), and wherever the large one's tiles would not fit the
+ * grid. */
+static bool moe_small_tiles(int64_t pairs, int64_t experts)
+{
+    return pairs <= 2 * KP_QMM_NB_SMALL * experts &&
+           moe_tiles(pairs, experts, KP_QMM_NB_SMALL) <= 65535;
+}
+
+/* Many pairs: qmoe_group lists each expert's pairs, then the mat-mat runs
+ * each expert's tiles of them. */
+static kp_status moe_grouped(kp_stream *stream, struct kp_qmoe_args *m, int format, const void *wp,
+                             void *qs, void *meta, const void *ids, void *group, void *y, void *word)
+{
+    bool small = moe_small_tiles(m->pairs, m->experts);
+    int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
+    m->tile_batch = nb;
+    struct kp_launch_dims one = {{1, 1, 1}, {KP_QMOE_GROUP_BLOCK, 1, 1}, 0, 0};
+    void *gargs[] = {m, &ids, &group, &y, &word};
+    kp_status st = kp_launch_family(stream, KP_KF_QMOE_GROUP, KP_DTYPE_U8, &one, gargs);
+    if (st != KP_OK)
+        return st;
+    uint64_t row_tiles = ((uint64_t)m->mv.rows + KP_QMM_ROWS(nb) - 1) / KP_QMM_ROWS(nb);
+    struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)moe_tiles(m->pairs, m->experts, nb), 1},
+                                  {KP_QMM_BLOCK, 1, 1}, 0, 0};
+    void *args[] = {m, &wp, &qs, &meta, &group, &y};
+    return kp_launch_family_qf(stream, small ? KP_KF_QMOE_MM_SMALL : KP_KF_QMOE_MM_LARGE, format, &dims,
+                               args);
 }
 
 kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *experts,
@@ -101,22 +165,29 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
         st = kp_check_disjoint(fn, "dst", dst, "ids", ids);
     if (st == KP_OK && n_dst)
         st = kp_check_no_overlap_with(fn, dst, "x", x, false);
-    struct kp_qmv_workspace plan = {0, 0, 0};
-    if (st == KP_OK && !kp_qmv_plan_workspace(xr.rows, cols, &plan))
-        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows size_t", fn);
+    if (st == KP_OK && moe_tiles(tokens * k, n_experts, KP_QMM_NB_LARGE) > 65535)
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT,
+                     "%s: %lld pairs over %lld experts take more than 65535 tiles of %d pairs", fn,
+                     (long long)(tokens * k), (long long)n_experts, KP_QMM_NB_LARGE);
+    struct moe_workspace plan;
+    if (st == KP_OK && !plan_moe_workspace(tokens, k, n_experts, cols, &plan))
+        st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows", fn);
+    struct kp_qmv_workspace whole = {plan.act.qs, plan.act.meta, plan.total};
     if (st == KP_OK && n_dst)
-        st = kp_qmv_check_workspace(fn, stream, workspace, &plan, x, dst, n_dst, &w_view);
+        st = kp_qmv_check_workspace(fn, stream, workspace, &whole, x, dst, n_dst, &w_view);
     if (st != KP_OK || n_dst == 0)
         return st;
 
-    char *base = workspace ? workspace->ptr : NULL;
-    void *qs = base ? base + plan.qs : NULL, *meta = base ? base + plan.meta : NULL;
+    char *base = workspace->ptr;
+    void *qs = base + plan.act.qs, *meta = base + plan.act.meta, *group = base + plan.group;
     if (n_x)
-        st = kp_qmv_quantize_act(stream, x, xr.rows, cols, xr.row_stride, xr.col_stride, base, &plan);
+        st = kp_qmv_quantize_act(stream, x, xr.rows, cols, xr.row_stride, xr.col_stride, base,
+                                 &plan.act);
     if (st != KP_OK)
         return st;
     const void *wp = (const char *)experts->buffer->ptr + experts->offset;
     struct kp_qmoe_args m = {
+        .tile_batch = 0,
         .mv = {
             .rows = rows,
             .cols = cols,
@@ -138,16 +209,17 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
         .ids_kind = ids->dtype == KP_DTYPE_U32 ? 1 : 2,
         .x_per_slot = xr.per_slot,
     };
+    const void *idp = kp_tensor_base(ids);
+    void *y = kp_tensor_base(dst), *word = kp_index_status_word(status);
+    if (m.pairs >= QMOE_GROUPED_MIN_PAIRS_PER_EXPERT * n_experts || m.pairs > 65535)
+        return moe_grouped(stream, &m, (int)experts->format, wp, qs, meta, idp, group, y, word);
     uint64_t row_blocks = ((uint64_t)rows + KP_QMV_ROWS - 1) / KP_QMV_ROWS;
     if (row_blocks > (1u << 30))
         row_blocks = 1u << 30;
-    uint64_t pair_blocks = (uint64_t)m.pairs < 65535 ? (uint64_t)m.pairs : 65535;
-    /* as the mat-vec: the products may start while the activations are
-     * quantized, and wait for them */
-    struct kp_launch_dims dims = {{(unsigned)row_blocks, (unsigned)pair_blocks, 1},
+    /* a pair a block row; as the mat-vec, the products may start while the
+     * activations are quantized, and wait for them */
+    struct kp_launch_dims dims = {{(unsigned)row_blocks, (unsigned)m.pairs, 1},
                                   {KP_QMV_BLOCK, 1, 1}, 0, n_x ? KP_LAUNCH_OVERLAP_PRIOR : 0};
-    const void *idp = kp_tensor_base(ids);
-    void *y = kp_tensor_base(dst), *word = kp_index_status_word(status);
     void *args[] = {&m, &wp, &qs, &meta, &idp, &y, &word};
     return kp_launch_family_qf(stream, KP_KF_QMOE, (int)experts->format, &dims, args);
 }

@@ -435,7 +435,9 @@ END_TEST
 
 /* ---- mixture of experts: repeated experts, x per token or per slot, ids of
  * both types with strides, an invalid id (the last pair's: n_experts, or -1
- * as i64), dst with padded token rows */
+ * as i64), dst with padded token rows; a pair a block row (few pairs per
+ * expert) and the pairs listed by expert then multiplied as a mat-mat (4
+ * and more per expert), in both batch tiles (up to 32 per expert, more) */
 
 struct moe_case {
     int64_t tokens, k, experts, rows, blocks;
@@ -446,6 +448,8 @@ static const struct moe_case moe_cases[] = {
     {3, 2, 4, 37, 3, 0, 1},
     {5, 4, 6, 65, 2, 1, 0},
     {2, 8, 3, 4097, 1, 1, 1},
+    {40, 2, 4, 37, 3, 0, 1},
+    {300, 2, 3, 70, 2, 1, 0},
 };
 #define N_MOE (sizeof(moe_cases) / sizeof(moe_cases[0]))
 
@@ -501,7 +505,7 @@ START_TEST(test_moe)
     kp_tensor dst = gpu_tensor(&db, y_dtype, 3, dst_shape, dst_strides, 0);
 
     size_t ws_bytes;
-    CK_OK(kp_quantized_moe_workspace_size(x_rows, cols, &ws_bytes));
+    CK_OK(kp_quantized_moe_workspace_size(c->tokens, c->k, c->experts, cols, &ws_bytes));
     struct gpu_buf wsb;
     gpu_buf_alloc(&wsb, ws_bytes);
     kp_index_status *status;
