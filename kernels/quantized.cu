@@ -886,7 +886,8 @@ KP_DEVICE void kp_qmoe_mm(const kp_qmoe_args &m, const uint8_t *w, const int8_t 
     }
     __syncthreads();
     const kp_qmm_pairs rows = {x_rows, dst_offsets, n};
-    kp_qmatmul_tile<F, NB>(m.mv, w + lo * m.expert_stride, act_qs, act_meta, dst, rows);
+    kp_qmatmul_tile<F, NB>(m.mv, w + lo * m.expert_stride, act_qs, act_meta, dst, rows,
+                           (kp_idx)blockIdx.x * KP_QMM_ROWS(NB));
 }
 
 #define KP_QMOE_MM(ID, NAME, NB)                                                                 \

@@ -275,6 +275,9 @@ template <typename D, int MR, int NB>
 KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB> &c) {
     constexpr int RJ = kp_qmm_warp<MR, NB>::RJ, NK = kp_qmm_warp<MR, NB>::NK;
     const int tr = threadIdx.x % 16, tn = threadIdx.x / 16;
+    // Not unrolled: the body is RJ x NK x 8 dot products (four multiply-adds
+    // each on gfx900), and unrolled it multiplied the module's compile time.
+#pragma unroll 1
     for (int i = 0; i < KP_QMM_ITEMS; i++) {
         uint4 wq[RJ][2];
         float4 ws[RJ];
@@ -325,16 +328,46 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
 }
 #endif
 
-// The tile of weight rows r0 .. (blockIdx.x) x the batch rows `rows`.
+// Batch rows n0 .. of another policy's.
+template <typename B> struct kp_qmm_sub {
+    const B &base;
+    int n0;
+    KP_DEVICE bool has(int n) const { return base.has(n0 + n); }
+    KP_DEVICE kp_idx x_row(int n) const { return base.x_row(n0 + n); }
+    KP_DEVICE int64_t dst_at(int n) const { return base.dst_at(n0 + n); }
+};
+
 template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
-                               const kp_qmv_meta *act_meta, void *dst, const B &rows) {
+                               const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0);
+
+// The large tile where there is no mma (dp4a path): its small tiles one
+// after the other. At 64 x 64 a thread's 32 results with four multiply-adds
+// a dp4a (gfx900) spilled kilobytes and took minutes to compile.
+template <int F, int NB, typename B>
+KP_DEVICE void kp_qmatmul_by_small_tiles(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                                         const kp_qmv_meta *act_meta, void *dst, const B &rows,
+                                         kp_idx r0) {
+    constexpr int SR = KP_QMM_ROWS(KP_QMM_NB_SMALL);
+#pragma unroll 1
+    for (int rs = 0; rs < KP_QMM_ROWS(NB) / SR; rs++)
+#pragma unroll 1
+        for (int bs = 0; bs < NB / KP_QMM_NB_SMALL; bs++) {
+            const kp_qmm_sub<B> sub = {rows, bs * KP_QMM_NB_SMALL};
+            kp_qmatmul_tile<F, KP_QMM_NB_SMALL>(a, w, act_qs, act_meta, dst, sub, r0 + (kp_idx)(rs * SR));
+            __syncthreads();  // the small tile's shared memory is read before the next one writes it
+        }
+}
+
+// The tile of weight rows r0 .. x the batch rows `rows`.
+template <int F, int NB, typename B>
+KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                                     const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0) {
     typedef kp_qdecode<F> D;
     constexpr int MR = KP_QMM_ROWS(NB);
     static_assert(MR * KP_QMM_ITEMS % KP_QMM_BLOCK == 0 && MR % 32 == 0 && NB % 8 == 0,
                   "the tile splits evenly over the threads and the 2 x 2 warps");
     __shared__ kp_qmm_smem<MR, NB> s[2];
-    const kp_idx r0 = (kp_idx)blockIdx.x * MR;
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
     const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
     kp_qmm_warp<MR, NB> c = {};
@@ -366,10 +399,21 @@ KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int
     kp_qmm_write(c, a, dst, r0, rows);
 }
 
+template <int F, int NB, typename B>
+KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                               const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0) {
+#if !KP_HAS_MMA_16
+    if constexpr (NB != KP_QMM_NB_SMALL)
+        kp_qmatmul_by_small_tiles<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
+    else
+#endif
+        kp_qmatmul_tile_steps<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
+}
+
 // A plain product: batch tile blockIdx.y.
 template <int F, int NB>
 KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     const kp_qmm_dense rows = {(kp_idx)blockIdx.y * NB, (kp_idx)a.batch, a.dst_batch_stride};
-    kp_qmatmul_tile<F, NB>(a, w, act_qs, act_meta, dst, rows);
+    kp_qmatmul_tile<F, NB>(a, w, act_qs, act_meta, dst, rows, (kp_idx)blockIdx.x * KP_QMM_ROWS(NB));
 }
