@@ -4,7 +4,9 @@
 // activations quantized to Q8_1 into a workspace (qmatvec_act_*), then
 // integer dot products against the weights (qmatvec_<format>_b<batch>);
 // the mat-mat of larger batches takes the same activations
-// (qmatmul_<format>_n<tile>, kp_qmatmul.cuh).
+// (qmatmul_<format>_n<tile>, kp_qmatmul.cuh), and so do the
+// mixture-of-experts products (qmoe_*: a mat-vec per (token, slot) pair, or
+// each expert's pairs listed and multiplied as a mat-mat).
 //
 // Kernel families by name:
 //   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>

@@ -6,8 +6,11 @@
 #include "kp_quant_abi.h"
 #include "quantized_internal.h"
 
-/* Pairs per expert from which the experts' pairs are listed and each
- * expert's run as a mat-mat (below: a mat-vec per pair). */
+/* Pairs per expert (on average) from which the experts' pairs are listed
+ * and each expert's run as a mat-mat; below, a mat-vec per pair. Measured
+ * on an H100 at the break-even: 16 tokens x 2 of 8 experts of 14336 x 4096
+ * (4 pairs each) take 0.40-0.55 ms grouped (Q4_0, Q8_0, Q4_K, Q6_K), about
+ * 0.49 ms as 32 pairs of 15 us. */
 #define QMOE_GROUPED_MIN_PAIRS_PER_EXPERT 4
 
 /* The workspace: the Q8_1 activations of up to tokens * k rows, then the

@@ -147,9 +147,11 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
 #define QMV_CHUNKED_MAX_BATCH 16
 
 /* The products kernel for larger batches (the mat-mat): a block per tile of
- * weight rows x batch rows. The large tile reuses each decoded weight for
- * 64 batch rows, but only where it still gives every multiprocessor a
- * block; otherwise the small one (32 x 16) keeps the device busy. */
+ * weight rows x batch rows. The large tile (64 x 64) reuses each decoded
+ * weight for 64 batch rows, but only past 32 batch rows and where it still
+ * gives every multiprocessor a block; otherwise the small one (32 x 16)
+ * keeps the device busy (H100, batch 64: 4096 rows run 1.4x faster in small
+ * tiles, 14336 rows 1.8x faster in large ones). */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a, int format,
                                void **args)
 {
