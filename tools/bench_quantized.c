@@ -357,7 +357,8 @@ static void quantized_run(struct bench *b, size_t i, struct result *r)
         for (int k = 0; st == KP_OK && k < q->sets; k++)
             st = kp_qmatrix_packed(&q->q[k], copies[k], 0, format, c->rows * c->n, c->cols);
         size_t ws = 0;
-        what = "allocating ids, x, dst and the workspace";
+        if (st == KP_OK)
+            what = "allocating ids, x, dst and the workspace";
         if (st == KP_OK)
             st = kp_quantized_moe_workspace_size(c->tokens, c->k, c->n, c->cols, &ws);
         if (st == KP_OK)
