@@ -1,0 +1,199 @@
+/* The quantized products with the fake backend: which kernels
+ * kp_quantized_matmul and kp_quantized_moe launch, on what grid, and that
+ * every bad argument is refused with a message before anything launches. */
+#include <stdatomic.h>
+
+#include "unit_util.h"
+#include "kp_quant_abi.h"
+
+static kp_device *dev;
+static kp_stream *stream;
+static kp_buffer *buf, *ws;
+
+static void setup(void)
+{
+    char arch[64];
+    built_arch(arch, sizeof(arch));
+    fake_install(arch);  /* 4 multiprocessors */
+    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
+    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
+    ck_assert_int_eq(kp_buffer_alloc(dev, 1 << 22, &buf), KP_OK);
+    ck_assert_int_eq(kp_buffer_alloc(dev, 1 << 22, &ws), KP_OK);
+}
+
+static void teardown(void)
+{
+    kp_buffer_destroy(&ws);
+    kp_buffer_destroy(&buf);
+    kp_stream_destroy(&stream);
+    kp_device_close(&dev);
+    kp_backend_override(NULL);
+}
+
+static kp_tensor tensor(kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
+{
+    kp_tensor t = {buf, dtype, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
+    t.layout.offset = offset;
+    return t;
+}
+
+#define W_OFF 0            /* bytes: the quantized matrix */
+#define X_OFF 400000       /* elements of f32 from here on */
+#define DST_OFF 600000
+#define IDS_OFF 900000
+
+static int launches(void)
+{
+    return atomic_load(&fake.launches);
+}
+
+/* dst = w x through kp_quantized_matmul for a Q4_0 w of `rows` x 256: the
+ * kernel launched last and the number of launches. */
+static void expect_matmul(int64_t rows, int64_t batch, const char *kernel, int n_launches,
+                          unsigned grid_x, unsigned grid_y)
+{
+    kp_qmatrix w;
+    ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, rows, 256), KP_OK);
+    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){batch, 256}, X_OFF);
+    kp_tensor d = tensor(KP_DTYPE_F32, 2, (int64_t[]){batch, rows}, DST_OFF);
+    int before = launches();
+    ck_assert_int_eq(kp_quantized_matmul(stream, &d, &w, &x, ws), KP_OK);
+    ck_assert_int_eq(launches() - before, n_launches);
+    ck_assert_str_eq(fake.last_kernel, kernel);
+    ck_assert_uint_eq(fake.last_dims.grid[0], grid_x);
+    ck_assert_uint_eq(fake.last_dims.grid[1], grid_y);
+}
+
+START_TEST(test_matmul_paths)
+{
+    /* up to 16 batch rows: the activations, then the mat-vec 8 rows a launch */
+    expect_matmul(100, 12, "qmatvec_q4_0_b4", 3, 25, 1);
+    expect_matmul(100, 16, "qmatvec_q4_0_b8", 3, 25, 1);
+    /* 17..32: the small tile, 32 weight rows x 16 batch rows */
+    expect_matmul(100, 20, "qmatmul_q4_0_n16", 2, 4, 2);
+    /* larger: 64 x 64 where that still gives each of the 4 multiprocessors a block */
+    expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
+    expect_matmul(60, 100, "qmatmul_q4_0_n16", 2, 2, 7);  /* 1 x 2 large tiles: too few */
+    ck_assert_uint_eq(fake.last_dims.block[0], KP_QMM_BLOCK);
+}
+END_TEST
+
+START_TEST(test_matmul_rejects)
+{
+    kp_qmatrix w;
+    ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, 100, 256), KP_OK);
+    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 256}, X_OFF);
+    kp_tensor d = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 100}, DST_OFF);
+    int before = launches();
+    EXPECT(kp_quantized_matmul(stream, &d, &w, &x, NULL), KP_ERR_INVALID_ARGUMENT,
+           "see kp_quantized_matmul_workspace_size");
+    kp_tensor bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 99}, DST_OFF);
+    EXPECT(kp_quantized_matmul(stream, &bad, &w, &x, ws), KP_ERR_INVALID_ARGUMENT, "do not fit w");
+    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 100}, X_OFF + 5000);  /* overlaps x */
+    EXPECT(kp_quantized_matmul(stream, &bad, &w, &x, ws), KP_ERR_INVALID_ARGUMENT, "x");
+    size_t bytes;
+    EXPECT(kp_quantized_matmul_workspace_size(0, 256, &bytes), KP_ERR_INVALID_ARGUMENT, "outside 1..");
+    EXPECT(kp_quantized_matmul_workspace_size(KP_QMATMUL_MAX_BATCH + 1, 256, &bytes),
+           KP_ERR_INVALID_ARGUMENT, "outside 1..");
+    ck_assert_int_eq(launches(), before);
+    ck_assert_int_eq(kp_quantized_matmul_workspace_size(40, 256, &bytes), KP_OK);
+    ck_assert_uint_ge(bytes, 40 * 256);
+}
+END_TEST
+
+/* kp_quantized_moe with n_experts Q4_0 experts of 8 x 256, tokens x k u32
+ * ids and x per token. */
+static kp_status moe(int64_t tokens, int64_t k, int64_t n_experts, kp_buffer *workspace)
+{
+    kp_qmatrix e;
+    ck_assert_int_eq(kp_qmatrix_packed(&e, buf, W_OFF, KP_QFORMAT_Q4_0, 8 * n_experts, 256), KP_OK);
+    kp_tensor ids = tensor(KP_DTYPE_U32, 2, (int64_t[]){tokens, k}, IDS_OFF);
+    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){tokens, 256}, X_OFF);
+    kp_tensor d = tensor(KP_DTYPE_F32, 3, (int64_t[]){tokens, k, 8}, DST_OFF);
+    return kp_quantized_moe(stream, &d, &e, n_experts, &ids, &x, workspace, NULL);
+}
+
+START_TEST(test_moe_paths)
+{
+    /* few pairs per expert: the activations, then a pair a block row */
+    int before = launches();
+    ck_assert_int_eq(moe(1, 2, 4, ws), KP_OK);
+    ck_assert_int_eq(launches() - before, 2);
+    ck_assert_str_eq(fake.last_kernel, "qmoe_q4_0");
+    ck_assert_uint_eq(fake.last_dims.grid[0], 2);  /* 8 rows, 4 a block */
+    ck_assert_uint_eq(fake.last_dims.grid[1], 2);
+    /* 4+ pairs per expert: activations, the lists, then the tiles of pairs
+     * (at most pairs / 16 + experts of them) */
+    before = launches();
+    ck_assert_int_eq(moe(40, 2, 4, ws), KP_OK);
+    ck_assert_int_eq(launches() - before, 3);
+    ck_assert_str_eq(fake.last_kernel, "qmoe_mm_q4_0_n16");
+    ck_assert_uint_eq(fake.last_dims.grid[1], 80 / 16 + 4);
+    /* more than 32 a expert: the large tile */
+    ck_assert_int_eq(moe(300, 2, 4, ws), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "qmoe_mm_q4_0_n64");
+    ck_assert_uint_eq(fake.last_dims.grid[1], (600 + 63) / 64 + 4);
+    /* no tokens: nothing */
+    before = launches();
+    ck_assert_int_eq(moe(0, 2, 4, ws), KP_OK);
+    ck_assert_int_eq(launches(), before);
+}
+END_TEST
+
+START_TEST(test_moe_rejects)
+{
+    int before = launches();
+    kp_qmatrix e;
+    ck_assert_int_eq(kp_qmatrix_packed(&e, buf, W_OFF, KP_QFORMAT_Q4_0, 32, 256), KP_OK);
+    kp_tensor ids = tensor(KP_DTYPE_U32, 2, (int64_t[]){3, 2}, IDS_OFF);
+    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){3, 256}, X_OFF);
+    kp_tensor d = tensor(KP_DTYPE_F32, 3, (int64_t[]){3, 2, 8}, DST_OFF);
+    EXPECT(kp_quantized_moe(stream, &d, &e, 3, &ids, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
+           "do not divide evenly");
+    EXPECT(kp_quantized_moe(stream, &d, &e, 0, &ids, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
+           "do not divide evenly");
+    kp_tensor bad = ids;
+    bad.dtype = KP_DTYPE_F32;
+    EXPECT(kp_quantized_moe(stream, &d, &e, 4, &bad, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
+           "must be u32 or i64");
+    bad = tensor(KP_DTYPE_U32, 1, (int64_t[]){6}, IDS_OFF);
+    EXPECT(kp_quantized_moe(stream, &d, &e, 4, &bad, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
+           "must be (tokens, k)");
+    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 256}, X_OFF);
+    EXPECT(kp_quantized_moe(stream, &d, &e, 4, &ids, &bad, ws, NULL), KP_ERR_INVALID_ARGUMENT,
+           "x has shape [2, 256]");
+    bad = tensor(KP_DTYPE_F32, 3, (int64_t[]){3, 2, 256}, X_OFF);
+    bad.layout.strides[0] = 2 * 256 + 4;  /* tokens apart by more than k slots */
+    EXPECT(kp_quantized_moe(stream, &d, &e, 4, &ids, &bad, ws, NULL), KP_ERR_INVALID_ARGUMENT,
+           "token stride");
+    bad = tensor(KP_DTYPE_F32, 3, (int64_t[]){3, 2, 7}, DST_OFF);
+    EXPECT(kp_quantized_moe(stream, &bad, &e, 4, &ids, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT, "dst");
+    EXPECT(kp_quantized_moe(stream, &d, &e, 4, &ids, &x, NULL, NULL), KP_ERR_INVALID_ARGUMENT,
+           "see kp_quantized_moe_workspace_size");
+    ck_assert_int_eq(launches(), before);
+
+    size_t bytes, act;
+    EXPECT(kp_quantized_moe_workspace_size(3, 2, 0, 256, &bytes), KP_ERR_INVALID_ARGUMENT,
+           "experts >= 1");
+    EXPECT(kp_quantized_moe_workspace_size(3, 2, 4, 100, &bytes), KP_ERR_INVALID_ARGUMENT,
+           "multiple of 32");
+    ck_assert_int_eq(kp_quantized_moe_workspace_size(3, 2, 4, 256, &bytes), KP_OK);
+    ck_assert_int_eq(kp_quantized_matmul_workspace_size(6, 256, &act), KP_OK);
+    /* the activations of every pair, then the lists */
+    ck_assert_uint_ge(bytes, act + 4 * (size_t)KP_QMOE_GROUP_INTS(4, 6));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("quantized_validation");
+    TCase *tc = tcase_create("host");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_matmul_paths);
+    tcase_add_test(tc, test_matmul_rejects);
+    tcase_add_test(tc, test_moe_paths);
+    tcase_add_test(tc, test_moe_rejects);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
