@@ -574,27 +574,10 @@ template <typename S> KP_DEVICE void kp_qmv_land(kp_qmv_pending<S> &p) {
 #endif
 }
 
-// scale * sum(q * a) + offset * sum(a) over one item, from the two halves'
-// integer dot products and activation sums.
+// One item of one weight row against one batch row: kp_qitem_dot.
 template <typename D>
 KP_DEVICE float kp_qmv_item_dot(const kp_qitem &w, int dot_lo, int dot_hi, uint2 meta) {
-    const float d = __uint_as_float(meta.x);
-    const int sum_lo = (int)(int16_t)(meta.y & 0xffffu), sum_hi = (int)(int16_t)(meta.y >> 16);
-    float v;
-    if (D::bias) {  // exact: sum((q - bias) * a) = sum(q * a) - bias * sum(a)
-        dot_lo -= D::bias * sum_lo;
-        dot_hi -= D::bias * sum_hi;
-    }
-    if (D::split) {
-        v = w.scale_lo * (float)dot_lo + w.scale_hi * (float)dot_hi;
-        if (D::has_offset)
-            v += w.offset_lo * (float)sum_lo + w.offset_hi * (float)sum_hi;
-    } else {
-        v = w.scale_lo * (float)(dot_lo + dot_hi);
-        if (D::has_offset)
-            v += w.offset_lo * (float)(sum_lo + sum_hi);
-    }
-    return d * v;
+    return kp_qitem_dot<D>(w.scale_lo, w.scale_hi, w.offset_lo, w.offset_hi, dot_lo, dot_hi, meta);
 }
 
 // One item of one weight row against one batch row's activations x.

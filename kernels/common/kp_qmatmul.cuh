@@ -247,25 +247,6 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
             }
 }
 #else
-// One item's term for one (weight row, batch row): the exact sums of the
-// two 16-element halves (dot_hi unused, 0, for formats with one scale).
-template <typename D>
-KP_DEVICE float kp_qmm_term(const float4 &ws, uint2 meta, int dot_lo, int dot_hi) {
-    const float d = __uint_as_float(meta.x);
-    const int sum_lo = (int)(int16_t)(meta.y & 0xffffu), sum_hi = (int)(int16_t)(meta.y >> 16);
-    float v;
-    if (D::split) {
-        v = ws.x * (float)dot_lo + ws.y * (float)dot_hi;
-        if (D::has_offset)
-            v += ws.z * (float)sum_lo + ws.w * (float)sum_hi;
-    } else {
-        v = ws.x * (float)(dot_lo + dot_hi);
-        if (D::has_offset)
-            v += ws.z * (float)(sum_lo + sum_hi);
-    }
-    return d * v;
-}
-
 // A thread's RJ rows (tr + j MR/RJ) x NK batch rows (tn + k NB/NK).
 template <int MR, int NB> struct kp_qmm_warp {
     static constexpr int RJ = MR / 16, NK = NB * 16 / KP_QMM_BLOCK;
@@ -304,8 +285,8 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
                 dh = kp_dp4a((int)wq[j][1].y, (int)hi.y, dh);
                 dh = kp_dp4a((int)wq[j][1].z, (int)hi.z, dh);
                 dh = kp_dp4a((int)wq[j][1].w, (int)hi.w, dh);
-                c.acc[j][k] += D::split ? kp_qmm_term<D>(ws[j], m, dl, dh)
-                                        : kp_qmm_term<D>(ws[j], m, dl + dh, 0);
+                // the bias is already out of the stored weights
+                c.acc[j][k] += kp_qitem_dot<D, false>(ws[j].x, ws[j].y, ws[j].z, ws[j].w, dl, dh, m);
             }
         }
     }

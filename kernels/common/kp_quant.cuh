@@ -552,3 +552,29 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
         it.offset_lo = it.offset_hi = 0.0f;
     }
 };
+
+// scale * sum(q * a) + offset * sum(a) over one item, from the two halves'
+// integer dot products and the activations' metadata (a kp_qmv_meta as two
+// words: binary16-rounded d, then the sums of a's halves). With BIAS the q
+// still hold the format's bias, which is subtracted here, exactly.
+template <typename D, bool BIAS = true>
+KP_DEVICE float kp_qitem_dot(float scale_lo, float scale_hi, float offset_lo, float offset_hi,
+                             int dot_lo, int dot_hi, uint2 meta) {
+    const float d = __uint_as_float(meta.x);
+    const int sum_lo = (int)(int16_t)(meta.y & 0xffffu), sum_hi = (int)(int16_t)(meta.y >> 16);
+    float v;
+    if (BIAS && D::bias) {  // exact: sum((q - bias) * a) = sum(q * a) - bias * sum(a)
+        dot_lo -= D::bias * sum_lo;
+        dot_hi -= D::bias * sum_hi;
+    }
+    if (D::split) {
+        v = scale_lo * (float)dot_lo + scale_hi * (float)dot_hi;
+        if (D::has_offset)
+            v += offset_lo * (float)sum_lo + offset_hi * (float)sum_hi;
+    } else {
+        v = scale_lo * (float)(dot_lo + dot_hi);
+        if (D::has_offset)
+            v += offset_lo * (float)(sum_lo + sum_hi);
+    }
+    return d * v;
+}
