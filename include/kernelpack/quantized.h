@@ -188,8 +188,9 @@ KP_API kp_status kp_quantized_matmul_workspace_size(int64_t batch, int64_t cols,
  * ops record invalid ids (indexing.h).
  * Workspace: kp_quantized_moe_workspace_size(tokens, k, n_experts, cols),
  * on the stream's device, 16-byte aligned, not overlapping the operands,
- * and not used by other work until the op has finished on the stream;
- * tokens * k must fit in an int32. */
+ * and not used by other work until the op has finished on the stream.
+ * tokens * k must fit in an int32, and tokens * k / 64 + n_experts must not
+ * exceed 65535 (the grid of the grouped path). */
 KP_API kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst,
                                   const kp_qmatrix *experts, int64_t n_experts,
                                   const kp_tensor *ids, const kp_tensor *x,
