@@ -172,7 +172,7 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
         st = kp_fail(KP_ERR_INVALID_ARGUMENT,
                      "%s: %lld pairs over %lld experts take more than 65535 tiles of %d pairs", fn,
                      (long long)(tokens * k), (long long)n_experts, KP_QMM_NB_LARGE);
-    struct moe_workspace plan;
+    struct moe_workspace plan = {{0, 0, 0}, 0, 0};
     if (st == KP_OK && !plan_moe_workspace(tokens, k, n_experts, cols, &plan))
         st = kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows", fn);
     struct kp_qmv_workspace whole = {plan.act.qs, plan.act.meta, plan.total};
