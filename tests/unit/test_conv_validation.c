@@ -35,14 +35,6 @@ static void teardown(void)
     kp_backend_override(NULL);
 }
 
-static kp_tensor tensor(kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
-{
-    kp_tensor t = {buf, dtype, {0}};
-    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
-    t.layout.offset = offset;
-    return t;
-}
-
 /* A valid 2-d problem: src (2, 4, 8, 8), weight (6, 4, 3, 3), pad 1 -> dst (2, 6, 8, 8). */
 #define SRC_OFF 0
 #define W_OFF 100000
@@ -52,10 +44,10 @@ static const kp_conv_params p3 = {{1, 1}, {1, 1}, {1, 1}, {0, 0}, 1};
 
 START_TEST(test_rejects_bad_arguments)
 {
-    kp_tensor s = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 4, 8, 8}, SRC_OFF);
-    kp_tensor w = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 4, 3, 3}, W_OFF);
-    kp_tensor b = tensor(KP_DTYPE_F32, 1, (int64_t[]){6}, B_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 6, 8, 8}, DST_OFF);
+    kp_tensor s = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 4, 8, 8}, SRC_OFF);
+    kp_tensor w = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){6, 4, 3, 3}, W_OFF);
+    kp_tensor b = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){6}, B_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 6, 8, 8}, DST_OFF);
     kp_conv_params p = p3;
     EXPECT(kp_conv(NULL, &d, &s, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
     EXPECT(kp_conv(stream, NULL, &s, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "dst is NULL");
@@ -64,11 +56,11 @@ START_TEST(test_rejects_bad_arguments)
     EXPECT(kp_conv(stream, &d, &s, &w, &b, NULL), KP_ERR_INVALID_ARGUMENT, "params is NULL");
 
     /* ranks */
-    kp_tensor bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 8}, SRC_OFF);
+    kp_tensor bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 8}, SRC_OFF);
     EXPECT(kp_conv(stream, &d, &bad, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "src has rank 2");
-    bad = tensor(KP_DTYPE_F32, 3, (int64_t[]){6, 4, 3}, W_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){6, 4, 3}, W_OFF);
     EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT, "weight has 3 and dst 4");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){1, 6}, B_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){1, 6}, B_OFF);
     EXPECT(kp_conv(stream, &d, &s, &w, &bad, &p), KP_ERR_INVALID_ARGUMENT, "bias has rank 2");
 
     /* dtypes */
@@ -86,9 +78,9 @@ START_TEST(test_rejects_bad_arguments)
     EXPECT(kp_conv(stream, &bad, &s, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "dst is bf16 but src is f32");
 
     /* sizes */
-    bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 4, 0, 8}, SRC_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 4, 0, 8}, SRC_OFF);
     EXPECT(kp_conv(stream, &d, &bad, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "every size but N must be >= 1");
-    bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 4, 0, 3}, W_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){6, 4, 0, 3}, W_OFF);
     EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT, "weight is [6, 4, 0, 3]");
 
     /* parameters */
@@ -113,26 +105,26 @@ START_TEST(test_rejects_bad_arguments)
            "4 input channels are not divisible by groups 3");
     /* groups 4 divides C_in but not C_out 6 */
     p.groups = 4;
-    bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 1, 3, 3}, W_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){6, 1, 3, 3}, W_OFF);
     EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT,
            "6 output channels are not divisible by groups 4");
     p = p3;
-    bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 2, 3, 3}, W_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){6, 2, 3, 3}, W_OFF);
     EXPECT(kp_conv(stream, &d, &s, &bad, &b, &p), KP_ERR_INVALID_ARGUMENT,
            "weight is [6, 2, 3, 3] but must be [6, 4, 3, 3]");
-    bad = tensor(KP_DTYPE_F32, 1, (int64_t[]){5}, B_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){5}, B_OFF);
     EXPECT(kp_conv(stream, &d, &s, &w, &bad, &p), KP_ERR_INVALID_ARGUMENT,
            "bias has 5 elements but there are 6 output channels");
 
     /* output size below 1: a 3x3 kernel over 2x2 without padding */
     p = p3;
     p.padding[0] = p.padding[1] = 0;
-    kp_tensor small = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 4, 2, 2}, SRC_OFF);
+    kp_tensor small = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 4, 2, 2}, SRC_OFF);
     EXPECT(kp_conv(stream, &d, &small, &w, &b, &p), KP_ERR_INVALID_ARGUMENT,
            "height output size would be 0");
     /* dst shape */
     p = p3;
-    bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 6, 7, 8}, DST_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 6, 7, 8}, DST_OFF);
     EXPECT(kp_conv(stream, &bad, &s, &w, &b, &p), KP_ERR_INVALID_ARGUMENT,
            "kp_conv: dst has shape [2, 6, 7, 8] but must be [2, 6, 8, 8]");
 
@@ -149,7 +141,7 @@ START_TEST(test_rejects_bad_arguments)
     EXPECT(kp_conv(stream, &bad, &s, &w, &b, &p), KP_ERR_INVALID_ARGUMENT, "dst overlaps bias");
 
     /* buffer too small */
-    bad = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 6, 8, 8}, (1 << 20) - 10);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 6, 8, 8}, (1 << 20) - 10);
     EXPECT(kp_conv(stream, &bad, &s, &w, &b, &p), KP_ERR_BUFFER_TOO_SMALL, "dst reaches element");
     ck_assert_int_eq(atomic_load(&fake.launches), 0);
 }
@@ -158,9 +150,9 @@ END_TEST
 START_TEST(test_transpose_rejects)
 {
     /* src (1, 4, 5, 5), weight (4, 3, 3, 3) groups 1 -> C_out 3; s 2 p 1: out 9 (+ output_padding) */
-    kp_tensor s = tensor(KP_DTYPE_F16, 4, (int64_t[]){1, 4, 5, 5}, SRC_OFF);
-    kp_tensor w = tensor(KP_DTYPE_F16, 4, (int64_t[]){4, 3, 3, 3}, W_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F16, 4, (int64_t[]){1, 3, 9, 9}, DST_OFF);
+    kp_tensor s = unit_tensor(buf, KP_DTYPE_F16, 4, (int64_t[]){1, 4, 5, 5}, SRC_OFF);
+    kp_tensor w = unit_tensor(buf, KP_DTYPE_F16, 4, (int64_t[]){4, 3, 3, 3}, W_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F16, 4, (int64_t[]){1, 3, 9, 9}, DST_OFF);
     kp_conv_params p = {{2, 2}, {1, 1}, {1, 1}, {0, 0}, 1};
     p.output_padding[1] = 2;
     EXPECT(kp_conv_transpose(stream, &d, &s, &w, NULL, &p), KP_ERR_INVALID_ARGUMENT,
@@ -187,10 +179,10 @@ END_TEST
 
 START_TEST(test_launches)
 {
-    kp_tensor s = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 4, 8, 8}, SRC_OFF);
-    kp_tensor w = tensor(KP_DTYPE_F32, 4, (int64_t[]){6, 4, 3, 3}, W_OFF);
-    kp_tensor b = tensor(KP_DTYPE_F32, 1, (int64_t[]){6}, B_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 6, 8, 8}, DST_OFF);
+    kp_tensor s = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 4, 8, 8}, SRC_OFF);
+    kp_tensor w = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){6, 4, 3, 3}, W_OFF);
+    kp_tensor b = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){6}, B_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 6, 8, 8}, DST_OFF);
     ck_assert_int_eq(kp_conv(stream, &d, &s, &w, &b, &p3), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 1);
     ck_assert_str_eq(fake.last_kernel, "conv_f32");
@@ -203,18 +195,18 @@ START_TEST(test_launches)
     ck_assert_int_eq(seen.w_stride_m, 36);
 
     /* N = 0: valid, nothing launched */
-    kp_tensor s0 = tensor(KP_DTYPE_F32, 4, (int64_t[]){0, 4, 8, 8}, SRC_OFF);
-    kp_tensor d0 = tensor(KP_DTYPE_F32, 4, (int64_t[]){0, 6, 8, 8}, DST_OFF);
+    kp_tensor s0 = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){0, 4, 8, 8}, SRC_OFF);
+    kp_tensor d0 = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){0, 6, 8, 8}, DST_OFF);
     ck_assert_int_eq(kp_conv(stream, &d0, &s0, &w, NULL, &p3), KP_OK);
-    kp_tensor w0 = tensor(KP_DTYPE_F32, 4, (int64_t[]){4, 6, 3, 3}, W_OFF);
+    kp_tensor w0 = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){4, 6, 3, 3}, W_OFF);
     ck_assert_int_eq(kp_conv_transpose(stream, &d0, &s0, &w0, NULL, &p3), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 1);
 
     /* 1-d, groups 2, f64: (3, 4, 100) * (6, 2, 5) stride 2 -> (3, 6, 48) */
     kp_conv_params p = {{2, 99}, {0, 99}, {1, 99}, {0, 99}, 2};
-    kp_tensor s1 = tensor(KP_DTYPE_F64, 3, (int64_t[]){3, 4, 100}, SRC_OFF);
-    kp_tensor w1 = tensor(KP_DTYPE_F64, 3, (int64_t[]){6, 2, 5}, W_OFF);
-    kp_tensor d1 = tensor(KP_DTYPE_F64, 3, (int64_t[]){3, 6, 48}, DST_OFF);
+    kp_tensor s1 = unit_tensor(buf, KP_DTYPE_F64, 3, (int64_t[]){3, 4, 100}, SRC_OFF);
+    kp_tensor w1 = unit_tensor(buf, KP_DTYPE_F64, 3, (int64_t[]){6, 2, 5}, W_OFF);
+    kp_tensor d1 = unit_tensor(buf, KP_DTYPE_F64, 3, (int64_t[]){3, 6, 48}, DST_OFF);
     /* element [1] of each pair (99 here) is ignored for 1-d */
     ck_assert_int_eq(kp_conv(stream, &d1, &s1, &w1, NULL, &p), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "conv_f64");
@@ -230,13 +222,13 @@ START_TEST(test_launches)
      * phase (4), each over the taps that reach it; weight strides map
      * (C_in, C_out/g). The last phase is (1, 1): taps 0 and 2 of 4,
      * reading input yy + 1 - ii. */
-    kp_tensor st = tensor(KP_DTYPE_BF16, 4, (int64_t[]){1, 4, 5, 5}, SRC_OFF);
+    kp_tensor st = unit_tensor(buf, KP_DTYPE_BF16, 4, (int64_t[]){1, 4, 5, 5}, SRC_OFF);
     st.layout.strides[0] = 100;
     st.layout.strides[1] = 1;
     st.layout.strides[2] = 20;
     st.layout.strides[3] = 4;
-    kp_tensor wt = tensor(KP_DTYPE_BF16, 4, (int64_t[]){4, 3, 4, 4}, W_OFF);
-    kp_tensor dt = tensor(KP_DTYPE_BF16, 4, (int64_t[]){1, 3, 10, 10}, DST_OFF);
+    kp_tensor wt = unit_tensor(buf, KP_DTYPE_BF16, 4, (int64_t[]){4, 3, 4, 4}, W_OFF);
+    kp_tensor dt = unit_tensor(buf, KP_DTYPE_BF16, 4, (int64_t[]){1, 3, 10, 10}, DST_OFF);
     kp_conv_params pt = {{2, 2}, {1, 1}, {1, 1}, {0, 0}, 1};
     ck_assert_int_eq(kp_conv_transpose(stream, &dt, &st, &wt, NULL, &pt), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 2 + 1);   /* the 4 phases in one launch */
@@ -263,7 +255,7 @@ START_TEST(test_launches)
 
     /* stride and dilation both above 1: the gather kernel, one launch */
     pt.dilation[1] = 2;
-    dt = tensor(KP_DTYPE_BF16, 4, (int64_t[]){1, 3, 10, 13}, DST_OFF);
+    dt = unit_tensor(buf, KP_DTYPE_BF16, 4, (int64_t[]){1, 3, 10, 13}, DST_OFF);
     ck_assert_int_eq(kp_conv_transpose(stream, &dt, &st, &wt, NULL, &pt), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 2 + 1 + 1);
     ck_assert_str_eq(fake.last_kernel, "conv_transpose_bf16");

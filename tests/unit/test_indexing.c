@@ -10,14 +10,6 @@ static void setup(void)
 }
 
 /* A contiguous tensor in buf starting at element `offset`. */
-static kp_tensor tensor(kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
-{
-    kp_tensor t = {buf, dtype, {0}};
-    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
-    t.layout.offset = offset;
-    return t;
-}
-
 static void assert_nothing_launched(void)
 {
     ck_assert_int_eq(atomic_load(&fake.launches), 0);
@@ -27,9 +19,9 @@ static void assert_nothing_launched(void)
 }
 
 /* src 10x8 f32 at 0, dst 4x8 f32 at 512, ids 4 u32 at 1024 (element offsets in their dtype). */
-static kp_tensor src_t(void) { return tensor(KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 0); }
-static kp_tensor dst_t(void) { return tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8}, 512); }
-static kp_tensor ids_t(void) { return tensor(KP_DTYPE_U32, 1, (int64_t[]){4}, 1024); }
+static kp_tensor src_t(void) { return unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 0); }
+static kp_tensor dst_t(void) { return unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8}, 512); }
+static kp_tensor ids_t(void) { return unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){4}, 1024); }
 
 START_TEST(test_index_select_rejects_bad_arguments)
 {
@@ -52,16 +44,16 @@ START_TEST(test_index_select_rejects_bad_arguments)
     bad.dtype = KP_DTYPE_F64;
     EXPECT(kp_index_select(stream, &bad, &s, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "dst is f64 but src is f32");
-    bad = tensor(KP_DTYPE_U32, 2, (int64_t[]){2, 2}, 1024);
+    bad = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){2, 2}, 1024);
     EXPECT(kp_index_select(stream, &d, &s, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "ids must have rank 1, not 2");
-    bad = tensor(KP_DTYPE_U32, 1, (int64_t[]){5}, 1024);
+    bad = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){5}, 1024);
     EXPECT(kp_index_select(stream, &d, &s, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "dst shape must be src's with the ids' length 5 at dim 0");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 7}, 512);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 7}, 512);
     EXPECT(kp_index_select(stream, &bad, &s, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "dst shape must be src's");
-    bad = tensor(KP_DTYPE_F32, 3, (int64_t[]){4, 8, 1}, 512);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){4, 8, 1}, 512);
     EXPECT(kp_index_select(stream, &bad, &s, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "dst has rank 3 but src has rank 2");
     bad = x;
@@ -77,7 +69,7 @@ START_TEST(test_index_select_rejects_bad_arguments)
     bad = d;
     bad.layout.offset = 40;  /* inside src */
     EXPECT(kp_index_select(stream, &bad, &s, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT, "dst overlaps src");
-    kp_tensor ids_in_dst = tensor(KP_DTYPE_U32, 1, (int64_t[]){4}, 514);  /* inside d's bytes */
+    kp_tensor ids_in_dst = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){4}, 514);  /* inside d's bytes */
     EXPECT(kp_index_select(stream, &d, &s, &ids_in_dst, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "dst overlaps ids");
     bad = d;
@@ -90,37 +82,37 @@ END_TEST
 START_TEST(test_gather_and_scatter_shapes)
 {
     /* gather: ids 3x8 pick rows of the 10x8 src; dst has ids' shape */
-    kp_tensor s = src_t(), x = tensor(KP_DTYPE_I64, 2, (int64_t[]){3, 8}, 512);
-    kp_tensor d = tensor(KP_DTYPE_F32, 2, (int64_t[]){3, 8}, 1536);
-    kp_tensor bad = tensor(KP_DTYPE_I64, 2, (int64_t[]){3, 7}, 512);
+    kp_tensor s = src_t(), x = unit_tensor(buf, KP_DTYPE_I64, 2, (int64_t[]){3, 8}, 512);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){3, 8}, 1536);
+    kp_tensor bad = unit_tensor(buf, KP_DTYPE_I64, 2, (int64_t[]){3, 7}, 512);
     EXPECT(kp_gather(stream, &d, &s, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "ids shape must equal src's except at dim 0");
-    bad = tensor(KP_DTYPE_I64, 1, (int64_t[]){3}, 512);
+    bad = unit_tensor(buf, KP_DTYPE_I64, 1, (int64_t[]){3}, 512);
     EXPECT(kp_gather(stream, &d, &s, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT, "ids shape must equal");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8}, 1536);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8}, 1536);
     EXPECT(kp_gather(stream, &bad, &s, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT, "dst and ids shapes differ");
     EXPECT(kp_gather(stream, &d, &s, &x, 1, NULL), KP_ERR_INVALID_ARGUMENT, "except at dim 1");
 
     /* scatter family: dst 10x8 is indexed; src and ids 3x8 */
     kp_tensor dst = src_t(), src = d;
     EXPECT(kp_scatter(stream, &dst, &src, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT, "ids are f32");
-    bad = tensor(KP_DTYPE_I64, 2, (int64_t[]){2, 8}, 512);
+    bad = unit_tensor(buf, KP_DTYPE_I64, 2, (int64_t[]){2, 8}, 512);
     EXPECT(kp_scatter_add(stream, &dst, &src, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "src and ids shapes differ");
-    bad = tensor(KP_DTYPE_I64, 2, (int64_t[]){3, 9}, 512);
+    bad = unit_tensor(buf, KP_DTYPE_I64, 2, (int64_t[]){3, 9}, 512);
     EXPECT(kp_scatter(stream, &dst, &src, &bad, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "ids shape must equal dst's except at dim 0");
     EXPECT(kp_scatter(stream, &dst, &src, &x, 3, NULL), KP_ERR_INVALID_ARGUMENT,
            "dim 3 is not a dimension of dst");
-    kp_tensor src_in_ids = tensor(KP_DTYPE_F32, 2, (int64_t[]){3, 8}, 1030);  /* x spans f32 1024..1071 */
-    kp_tensor far_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 1200);
+    kp_tensor src_in_ids = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){3, 8}, 1030);  /* x spans f32 1024..1071 */
+    kp_tensor far_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 1200);
     ck_assert_int_eq(kp_scatter(stream, &far_dst, &src_in_ids, &x, 0, NULL), KP_OK);  /* inputs may overlap */
-    kp_tensor dst_on_ids = tensor(KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 1000);
+    kp_tensor dst_on_ids = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){10, 8}, 1000);
     EXPECT(kp_scatter(stream, &dst_on_ids, &src, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT, "dst overlaps ids");
 
     /* index_add: rank-1 ids; src has dst's shape with the ids' length at dim */
     kp_tensor ids4 = ids_t(), src4 = dst_t();
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 8}, 512);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){5, 8}, 512);
     EXPECT(kp_index_add(stream, &dst, &bad, &ids4, 0, NULL), KP_ERR_INVALID_ARGUMENT,
            "src shape must be dst's with the ids' length 4 at dim 0");
     EXPECT(kp_index_add(stream, &dst, &src4, &x, 0, NULL), KP_ERR_INVALID_ARGUMENT,
@@ -135,7 +127,7 @@ START_TEST(test_kernel_choice)
     ck_assert_int_eq(kp_index_select(stream, &d, &s, &x, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "copy_rows_u32_x32");
     /* dim 1: rows of one element, still the row path */
-    kp_tensor d1 = tensor(KP_DTYPE_F32, 2, (int64_t[]){10, 4}, 512);
+    kp_tensor d1 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){10, 4}, 512);
     ck_assert_int_eq(kp_index_select(stream, &d1, &s, &x, 1, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "copy_rows_u32_x32");
     /* strided ids and a padded dst keep the row path */
@@ -152,9 +144,9 @@ START_TEST(test_kernel_choice)
     ck_assert_int_eq(kp_index_select(stream, &d, &st, &x, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "gather_u32_x32");
     /* 3-D with dims before dim that do not collapse */
-    kp_tensor s3 = tensor(KP_DTYPE_BF16, 3, (int64_t[]){3, 4, 5}, 0);
-    kp_tensor d3 = tensor(KP_DTYPE_BF16, 3, (int64_t[]){3, 4, 2}, 2048);
-    kp_tensor x8 = tensor(KP_DTYPE_U8, 1, (int64_t[]){2}, 6000);
+    kp_tensor s3 = unit_tensor(buf, KP_DTYPE_BF16, 3, (int64_t[]){3, 4, 5}, 0);
+    kp_tensor d3 = unit_tensor(buf, KP_DTYPE_BF16, 3, (int64_t[]){3, 4, 2}, 2048);
+    kp_tensor x8 = unit_tensor(buf, KP_DTYPE_U8, 1, (int64_t[]){2}, 6000);
     s3.layout.strides[0] = 21;
     ck_assert_int_eq(kp_index_select(stream, &d3, &s3, &x8, 2, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "gather_u8_x16");
@@ -162,9 +154,9 @@ START_TEST(test_kernel_choice)
     ck_assert_int_eq(kp_index_select(stream, &d3, &s3, &x8, 2, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "copy_rows_u8_x16");
 
-    kp_tensor g_ids = tensor(KP_DTYPE_I64, 2, (int64_t[]){3, 8}, 512);
-    kp_tensor g_dst = tensor(KP_DTYPE_F64, 2, (int64_t[]){3, 8}, 768);
-    kp_tensor g_src = tensor(KP_DTYPE_F64, 2, (int64_t[]){10, 8}, 0);
+    kp_tensor g_ids = unit_tensor(buf, KP_DTYPE_I64, 2, (int64_t[]){3, 8}, 512);
+    kp_tensor g_dst = unit_tensor(buf, KP_DTYPE_F64, 2, (int64_t[]){3, 8}, 768);
+    kp_tensor g_src = unit_tensor(buf, KP_DTYPE_F64, 2, (int64_t[]){10, 8}, 0);
     ck_assert_int_eq(kp_gather(stream, &g_dst, &g_src, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "gather_i64_x64");
     /* gather with ids constant along rows (stride 0 after dim): row copies */
@@ -186,20 +178,20 @@ START_TEST(test_kernel_choice)
     ck_assert_str_eq(fake.last_kernel, "scatter_add_i64_f64");  /* adds stay element-wise */
     ck_assert_int_eq(kp_scatter_add(stream, &g_src, &g_dst, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_add_i64_f64");
-    kp_tensor u8_dst = tensor(KP_DTYPE_U8, 2, (int64_t[]){10, 8}, 0);
-    kp_tensor u8_src = tensor(KP_DTYPE_U8, 2, (int64_t[]){4, 8}, 200);
+    kp_tensor u8_dst = unit_tensor(buf, KP_DTYPE_U8, 2, (int64_t[]){10, 8}, 0);
+    kp_tensor u8_src = unit_tensor(buf, KP_DTYPE_U8, 2, (int64_t[]){4, 8}, 200);
     ck_assert_int_eq(kp_index_add(stream, &u8_dst, &u8_src, &x, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_add_u32_u8");
 
     /* empty work launches nothing */
     int before = atomic_load(&fake.launches);
-    kp_tensor x0 = tensor(KP_DTYPE_U32, 1, (int64_t[]){0}, 1024);
-    kp_tensor d0 = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 8}, 512);
+    kp_tensor x0 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){0}, 1024);
+    kp_tensor d0 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 8}, 512);
     ck_assert_int_eq(kp_index_select(stream, &d0, &s, &x0, 0, NULL), KP_OK);
     ck_assert_int_eq(kp_index_add(stream, &s, &d0, &x0, 0, NULL), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), before);
     /* an empty indexed dim with ids still launches: every id is out of range */
-    kp_tensor s0 = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 8}, 0);
+    kp_tensor s0 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 8}, 0);
     ck_assert_int_eq(kp_index_select(stream, &d, &s0, &x, 0, NULL), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), before + 1);
 }

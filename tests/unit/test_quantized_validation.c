@@ -30,14 +30,6 @@ static void teardown(void)
     kp_backend_override(NULL);
 }
 
-static kp_tensor tensor(kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
-{
-    kp_tensor t = {buf, dtype, {0}};
-    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
-    t.layout.offset = offset;
-    return t;
-}
-
 #define W_OFF 0            /* bytes: the quantized matrix */
 #define X_OFF 400000       /* elements of f32 from here on */
 #define DST_OFF 600000
@@ -55,8 +47,8 @@ static void expect_matmul(int64_t rows, int64_t batch, const char *kernel, int n
 {
     kp_qmatrix w;
     ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, rows, 256), KP_OK);
-    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){batch, 256}, X_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F32, 2, (int64_t[]){batch, rows}, DST_OFF);
+    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){batch, 256}, X_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){batch, rows}, DST_OFF);
     int before = launches();
     ck_assert_int_eq(kp_quantized_matmul(stream, &d, &w, &x, ws), KP_OK);
     ck_assert_int_eq(launches() - before, n_launches);
@@ -83,14 +75,14 @@ START_TEST(test_matmul_rejects)
 {
     kp_qmatrix w;
     ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, 100, 256), KP_OK);
-    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 256}, X_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 100}, DST_OFF);
+    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){40, 256}, X_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){40, 100}, DST_OFF);
     int before = launches();
     EXPECT(kp_quantized_matmul(stream, &d, &w, &x, NULL), KP_ERR_INVALID_ARGUMENT,
            "see kp_quantized_matmul_workspace_size");
-    kp_tensor bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 99}, DST_OFF);
+    kp_tensor bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){40, 99}, DST_OFF);
     EXPECT(kp_quantized_matmul(stream, &bad, &w, &x, ws), KP_ERR_INVALID_ARGUMENT, "do not fit w");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){40, 100}, X_OFF + 5000);  /* overlaps x */
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){40, 100}, X_OFF + 5000);  /* overlaps x */
     EXPECT(kp_quantized_matmul(stream, &bad, &w, &x, ws), KP_ERR_INVALID_ARGUMENT, "x");
     size_t bytes;
     EXPECT(kp_quantized_matmul_workspace_size(0, 256, &bytes), KP_ERR_INVALID_ARGUMENT, "outside 1..");
@@ -108,9 +100,9 @@ static kp_status moe(int64_t tokens, int64_t k, int64_t n_experts, kp_buffer *wo
 {
     kp_qmatrix e;
     ck_assert_int_eq(kp_qmatrix_packed(&e, buf, W_OFF, KP_QFORMAT_Q4_0, 8 * n_experts, 256), KP_OK);
-    kp_tensor ids = tensor(KP_DTYPE_U32, 2, (int64_t[]){tokens, k}, IDS_OFF);
-    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){tokens, 256}, X_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F32, 3, (int64_t[]){tokens, k, 8}, DST_OFF);
+    kp_tensor ids = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){tokens, k}, IDS_OFF);
+    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){tokens, 256}, X_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){tokens, k, 8}, DST_OFF);
     return kp_quantized_moe(stream, &d, &e, n_experts, &ids, &x, workspace, NULL);
 }
 
@@ -146,9 +138,9 @@ START_TEST(test_moe_rejects)
     int before = launches();
     kp_qmatrix e;
     ck_assert_int_eq(kp_qmatrix_packed(&e, buf, W_OFF, KP_QFORMAT_Q4_0, 32, 256), KP_OK);
-    kp_tensor ids = tensor(KP_DTYPE_U32, 2, (int64_t[]){3, 2}, IDS_OFF);
-    kp_tensor x = tensor(KP_DTYPE_F32, 2, (int64_t[]){3, 256}, X_OFF);
-    kp_tensor d = tensor(KP_DTYPE_F32, 3, (int64_t[]){3, 2, 8}, DST_OFF);
+    kp_tensor ids = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){3, 2}, IDS_OFF);
+    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){3, 256}, X_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){3, 2, 8}, DST_OFF);
     EXPECT(kp_quantized_moe(stream, &d, &e, 3, &ids, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
            "do not divide evenly");
     EXPECT(kp_quantized_moe(stream, &d, &e, 0, &ids, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
@@ -157,17 +149,17 @@ START_TEST(test_moe_rejects)
     bad.dtype = KP_DTYPE_F32;
     EXPECT(kp_quantized_moe(stream, &d, &e, 4, &bad, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
            "must be u32 or i64");
-    bad = tensor(KP_DTYPE_U32, 1, (int64_t[]){6}, IDS_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){6}, IDS_OFF);
     EXPECT(kp_quantized_moe(stream, &d, &e, 4, &bad, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT,
            "must be (tokens, k)");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 256}, X_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 256}, X_OFF);
     EXPECT(kp_quantized_moe(stream, &d, &e, 4, &ids, &bad, ws, NULL), KP_ERR_INVALID_ARGUMENT,
            "x has shape [2, 256]");
-    bad = tensor(KP_DTYPE_F32, 3, (int64_t[]){3, 2, 256}, X_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){3, 2, 256}, X_OFF);
     bad.layout.strides[0] = 2 * 256 + 4;  /* tokens apart by more than k slots */
     EXPECT(kp_quantized_moe(stream, &d, &e, 4, &ids, &bad, ws, NULL), KP_ERR_INVALID_ARGUMENT,
            "token stride");
-    bad = tensor(KP_DTYPE_F32, 3, (int64_t[]){3, 2, 7}, DST_OFF);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){3, 2, 7}, DST_OFF);
     EXPECT(kp_quantized_moe(stream, &bad, &e, 4, &ids, &x, ws, NULL), KP_ERR_INVALID_ARGUMENT, "dst");
     EXPECT(kp_quantized_moe(stream, &d, &e, 4, &ids, &x, NULL, NULL), KP_ERR_INVALID_ARGUMENT,
            "see kp_quantized_moe_workspace_size");

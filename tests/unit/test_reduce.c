@@ -31,14 +31,6 @@ static void teardown(void)
     kp_backend_override(NULL);
 }
 
-static kp_tensor tensor(kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
-{
-    kp_tensor t = {buf, dtype, {0}};
-    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
-    t.layout.offset = offset;
-    return t;
-}
-
 static void assert_untouched(void)
 {
     ck_assert_int_eq(atomic_load(&fake.launches), 0);
@@ -58,9 +50,9 @@ static void assert_untouched(void)
 
 START_TEST(test_reduce_rejects_bad_arguments)
 {
-    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
-    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 1024);
-    kp_tensor idx = tensor(KP_DTYPE_U32, 2, (int64_t[]){8, 1}, 1024);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 1024);
+    kp_tensor idx = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){8, 1}, 1024);
     int last[1] = {1}, both[2] = {0, 1};
     EXPECT(kp_reduce(NULL, KP_REDUCE_SUM, &dst, &src, last, 1), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, NULL, &src, last, 1), KP_ERR_INVALID_ARGUMENT, "dst is NULL");
@@ -76,7 +68,7 @@ START_TEST(test_reduce_rejects_bad_arguments)
            "dims[0] = -1");
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, (int[]){1, 1}, 2), KP_ERR_INVALID_ARGUMENT,
            "dims[1] = 1 is listed twice");
-    kp_tensor idx00 = tensor(KP_DTYPE_U32, 2, (int64_t[]){1, 1}, 1024);
+    kp_tensor idx00 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){1, 1}, 1024);
     EXPECT(kp_reduce(stream, KP_REDUCE_ARGMAX, &idx00, &src, both, 2), KP_ERR_INVALID_ARGUMENT,
            "argmax reduces exactly one dim");
     kp_tensor u32src = src;
@@ -89,16 +81,16 @@ START_TEST(test_reduce_rejects_bad_arguments)
            "must be f32, not f16");
     EXPECT(kp_reduce(stream, KP_REDUCE_ARGMIN, &dst, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
            "must be u32, not f32");
-    bad = tensor(KP_DTYPE_F32, 1, (int64_t[]){8}, 1024);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){8}, 1024);
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
            "keep src's rank 2");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
            "dst shape[1] is 16, expected 1");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){7, 1}, 1024);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){7, 1}, 1024);
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
            "dst shape[0] is 7, expected 8");
-    kp_tensor empty_src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 0}, 0);
+    kp_tensor empty_src = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 0}, 0);
     EXPECT(kp_reduce(stream, KP_REDUCE_MAX, &dst, &empty_src, last, 1), KP_ERR_INVALID_ARGUMENT,
            "max over an empty set");
     EXPECT(kp_reduce(stream, KP_REDUCE_ARGMIN, &idx, &empty_src, last, 1), KP_ERR_INVALID_ARGUMENT,
@@ -110,7 +102,7 @@ START_TEST(test_reduce_rejects_bad_arguments)
     bad.layout.strides[0] = 0;
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_INVALID_ARGUMENT,
            "more than once");
-    bad = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 0);
+    bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 0);
     bad.buffer = small;
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_BUFFER_TOO_SMALL, "holds 16 bytes");
     assert_untouched();
@@ -121,8 +113,8 @@ START_TEST(test_reduce_plans)
 {
     int last[1] = {1}, first[1] = {0};
     /* rows of a contiguous matrix: a group per row over a contiguous run */
-    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
-    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 1024);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 1024);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &dst, &src, last, 1), 1, "reduce_sum_f32");
     LAUNCHES(kp_reduce(stream, KP_REDUCE_MEAN, &dst, &src, last, 1), 1, "reduce_sum_f32");
     LAUNCHES(kp_reduce(stream, KP_REDUCE_MAX, &dst, &src, last, 1), 1, "reduce_max_f32");
@@ -135,42 +127,42 @@ START_TEST(test_reduce_plans)
     t.layout.shape[1] = 8;
     t.layout.strides[0] = 1;
     t.layout.strides[1] = 16;
-    kp_tensor tdst = tensor(KP_DTYPE_F32, 2, (int64_t[]){16, 1}, 1024);
+    kp_tensor tdst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){16, 1}, 1024);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_MIN, &tdst, &t, last, 1), 1, "reduce_strided_min_f32");
     /* over the outer dim of a wide matrix: one thread per column */
-    kp_tensor wide = tensor(KP_DTYPE_U8, 2, (int64_t[]){4, 300}, 0);
-    kp_tensor wdst = tensor(KP_DTYPE_U8, 2, (int64_t[]){1, 300}, 2000);
+    kp_tensor wide = unit_tensor(buf, KP_DTYPE_U8, 2, (int64_t[]){4, 300}, 0);
+    kp_tensor wdst = unit_tensor(buf, KP_DTYPE_U8, 2, (int64_t[]){1, 300}, 2000);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &wdst, &wide, first, 1), 1, "reduce_cols_sum_u8");
     /* full reduction of a long vector: partials, then the final pass */
-    kp_tensor vec = tensor(KP_DTYPE_U8, 1, (int64_t[]){60000}, 0);
-    kp_tensor one = tensor(KP_DTYPE_U8, 1, (int64_t[]){1}, 60000);
+    kp_tensor vec = unit_tensor(buf, KP_DTYPE_U8, 1, (int64_t[]){60000}, 0);
+    kp_tensor one = unit_tensor(buf, KP_DTYPE_U8, 1, (int64_t[]){1}, 60000);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &one, &vec, first, 1), 2, "reduce_final_sum_u8");
-    kp_tensor one32 = tensor(KP_DTYPE_U32, 1, (int64_t[]){1}, 15004);
+    kp_tensor one32 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){1}, 15004);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_ARGMAX, &one32, &vec, first, 1), 2, "reduce_final_argmax_u8");
     /* over several dims at once: dims 0 and 2 of (4, 4, 4) do not merge */
-    kp_tensor cube = tensor(KP_DTYPE_F64, 3, (int64_t[]){4, 4, 4}, 0);
-    kp_tensor cdst = tensor(KP_DTYPE_F64, 3, (int64_t[]){1, 4, 1}, 100);
+    kp_tensor cube = unit_tensor(buf, KP_DTYPE_F64, 3, (int64_t[]){4, 4, 4}, 0);
+    kp_tensor cdst = unit_tensor(buf, KP_DTYPE_F64, 3, (int64_t[]){1, 4, 1}, 100);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &cdst, &cube, (int[]){0, 2}, 2), 1, "reduce_strided_sum_f64");
     /* dims 1 and 2 merge into one contiguous run */
-    kp_tensor cdst2 = tensor(KP_DTYPE_F64, 3, (int64_t[]){4, 1, 1}, 100);
+    kp_tensor cdst2 = unit_tensor(buf, KP_DTYPE_F64, 3, (int64_t[]){4, 1, 1}, 100);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &cdst2, &cube, (int[]){2, 1}, 2), 1, "reduce_sum_f64");
     /* an empty output launches nothing */
-    kp_tensor esrc = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 5}, 0);
-    kp_tensor edst = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 1}, 0);
+    kp_tensor esrc = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 5}, 0);
+    kp_tensor edst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 1}, 0);
     int before = atomic_load(&fake.launches);
     ck_assert_int_eq(kp_reduce(stream, KP_REDUCE_MAX, &edst, &esrc, last, 1), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), before);
     /* a sum over an empty set is fine (it writes zeros) */
-    kp_tensor zsrc = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 0}, 0);
+    kp_tensor zsrc = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 0}, 0);
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &dst, &zsrc, last, 1), 1, "reduce_sum_f32");
 }
 END_TEST
 
 START_TEST(test_rows_reject_bad_arguments)
 {
-    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
-    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
-    kp_tensor w = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
+    kp_tensor w = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
     kp_tensor bad = src;
     bad.dtype = KP_DTYPE_U32;
     kp_tensor bad_dst = dst;
@@ -178,16 +170,16 @@ START_TEST(test_rows_reject_bad_arguments)
     EXPECT(kp_softmax(NULL, &dst, &src), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
     EXPECT(kp_softmax(stream, &bad_dst, &bad), KP_ERR_INVALID_ARGUMENT, "src is u32");
     EXPECT(kp_log_softmax(stream, &bad_dst, &src), KP_ERR_INVALID_ARGUMENT, "dst is u32 but src is f32");
-    kp_tensor scalar = tensor(KP_DTYPE_F32, 0, NULL, 0), scalar_dst = tensor(KP_DTYPE_F32, 0, NULL, 8);
+    kp_tensor scalar = unit_tensor(buf, KP_DTYPE_F32, 0, NULL, 0), scalar_dst = unit_tensor(buf, KP_DTYPE_F32, 0, NULL, 8);
     EXPECT(kp_softmax(stream, &scalar_dst, &scalar), KP_ERR_INVALID_ARGUMENT, "rank 0");
-    kp_tensor short_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
+    kp_tensor short_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
     EXPECT(kp_softmax(stream, &short_dst, &src), KP_ERR_INVALID_ARGUMENT, "src has shape [8, 16] but dst has [8, 15]");
     kp_tensor overlap = dst;
     overlap.layout.offset = 64;
     EXPECT(kp_softmax(stream, &overlap, &src), KP_ERR_INVALID_ARGUMENT, "overlaps");
-    kp_tensor bw = tensor(KP_DTYPE_F32, 1, (int64_t[]){15}, 2048);
+    kp_tensor bw = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){15}, 2048);
     EXPECT(kp_rmsnorm(stream, &dst, &src, &bw, 1e-5f), KP_ERR_INVALID_ARGUMENT, "weight must have shape (16)");
-    bw = tensor(KP_DTYPE_F32, 2, (int64_t[]){1, 16}, 2048);
+    bw = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){1, 16}, 2048);
     EXPECT(kp_rmsnorm(stream, &dst, &src, &bw, 1e-5f), KP_ERR_INVALID_ARGUMENT, "weight must have shape");
     bw = w;
     bw.dtype = KP_DTYPE_F16;
@@ -195,7 +187,7 @@ START_TEST(test_rows_reject_bad_arguments)
            "bias is f16 but src is f32");
     EXPECT(kp_rmsnorm(stream, &dst, &src, &w, -1.0f), KP_ERR_INVALID_ARGUMENT, "eps = -1");
     EXPECT(kp_layernorm(stream, &dst, &src, NULL, NULL, NAN), KP_ERR_INVALID_ARGUMENT, "must be finite");
-    kp_tensor wover = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 1030);  /* inside dst */
+    kp_tensor wover = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){16}, 1030);  /* inside dst */
     EXPECT(kp_rmsnorm(stream, &dst, &src, &wover, 1e-5f), KP_ERR_INVALID_ARGUMENT, "dst overlaps weight");
     EXPECT(kp_layernorm(stream, &dst, &src, &w, &wover, 1e-5f), KP_ERR_INVALID_ARGUMENT,
            "dst overlaps bias");
@@ -205,9 +197,9 @@ END_TEST
 
 START_TEST(test_rows_plans)
 {
-    kp_tensor src = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
-    kp_tensor dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
-    kp_tensor w = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 16}, 1024);
+    kp_tensor w = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
     /* rows of 16 f32: four 16-byte slots, an exact fit */
     LAUNCHES(kp_softmax(stream, &dst, &src), 1, "softmax_exact_f32");
     LAUNCHES(kp_log_softmax(stream, &src, &src), 1, "softmax_exact_f32");  /* in place */
@@ -215,41 +207,41 @@ START_TEST(test_rows_plans)
     LAUNCHES(kp_layernorm(stream, &dst, &src, &w, NULL, 0.0f), 1, "layernorm_exact_f32");
     /* rows of 12 (three slots: exact), 20 (five slots: no group x 1..4 slots
      * makes five), 15 (rows 60 bytes apart: no 16-byte loads) */
-    kp_tensor r12 = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 12}, 0);
-    kp_tensor r12_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 12}, 1024);
+    kp_tensor r12 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 12}, 0);
+    kp_tensor r12_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 12}, 1024);
     LAUNCHES(kp_softmax(stream, &r12_dst, &r12), 1, "softmax_exact_f32");
-    kp_tensor r20 = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 20}, 0);
-    kp_tensor r20_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 20}, 1024);
+    kp_tensor r20 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 20}, 0);
+    kp_tensor r20_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 20}, 1024);
     LAUNCHES(kp_softmax(stream, &r20_dst, &r20), 1, "softmax_f32");
-    kp_tensor r15 = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 0);  /* 15 is no whole slot count */
-    kp_tensor r15_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
+    kp_tensor r15 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 0);  /* 15 is no whole slot count */
+    kp_tensor r15_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
     LAUNCHES(kp_rmsnorm(stream, &r15_dst, &r15, NULL, 1e-6f), 1, "rmsnorm_strided_f32");
     kp_tensor t = src;  /* transposed: inner stride 16 */
     t.layout.strides[0] = 1;
     t.layout.strides[1] = 16;
     t.layout.shape[0] = 16;
     t.layout.shape[1] = 8;
-    kp_tensor tdst = tensor(KP_DTYPE_F32, 2, (int64_t[]){16, 8}, 1024);
+    kp_tensor tdst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){16, 8}, 1024);
     LAUNCHES(kp_softmax(stream, &tdst, &t), 1, "softmax_strided_f32");
-    kp_tensor odd = tensor(KP_DTYPE_BF16, 2, (int64_t[]){8, 16}, 1);  /* rows not 16-byte aligned */
-    kp_tensor odd_dst = tensor(KP_DTYPE_BF16, 2, (int64_t[]){8, 16}, 1000);
+    kp_tensor odd = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){8, 16}, 1);  /* rows not 16-byte aligned */
+    kp_tensor odd_dst = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){8, 16}, 1000);
     LAUNCHES(kp_rmsnorm(stream, &odd_dst, &odd, NULL, 1e-6f), 1, "rmsnorm_strided_bf16");
-    kp_tensor w_gap = tensor(KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
+    kp_tensor w_gap = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){16}, 2048);
     w_gap.layout.strides[0] = 2;  /* a strided weight */
     LAUNCHES(kp_layernorm(stream, &dst, &src, &w_gap, &w_gap, 1e-5f), 1, "layernorm_strided_f32");
     /* contiguous rows longer than a block's 512 x 4 slots (8192 f32), fewer
      * than the 4 multiprocessors: softmax splits them over blocks in two
      * launches, the norms stream them; 4 rows fill the device a block a row */
-    kp_tensor wide = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 0);
-    kp_tensor wide_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 16400);
+    kp_tensor wide = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 0);
+    kp_tensor wide_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 16400);
     LAUNCHES(kp_softmax(stream, &wide_dst, &wide), 2, "softmax_split_f32");
     LAUNCHES(kp_log_softmax(stream, &wide, &wide), 2, "softmax_split_f32");
     LAUNCHES(kp_rmsnorm(stream, &wide_dst, &wide, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
-    kp_tensor four = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 0);
-    kp_tensor four_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 32800);
+    kp_tensor four = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 0);
+    kp_tensor four_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 32800);
     LAUNCHES(kp_softmax(stream, &four_dst, &four), 1, "softmax_stream_f32");
     LAUNCHES(kp_layernorm(stream, &four_dst, &four, NULL, NULL, 1e-6f), 1, "layernorm_stream_f32");
-    kp_tensor empty = tensor(KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
+    kp_tensor empty = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
     int before = atomic_load(&fake.launches);
     ck_assert_int_eq(kp_softmax(stream, &empty, &empty), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), before);
@@ -258,17 +250,17 @@ END_TEST
 
 START_TEST(test_rope)
 {
-    kp_tensor src = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8}, 0);
-    kp_tensor dst = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8}, 1000);
-    kp_tensor c = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 2000);
-    kp_tensor s = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 2100);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 8}, 1000);
+    kp_tensor c = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 2000);
+    kp_tensor s = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 2100);
     EXPECT(kp_rope(NULL, KP_ROPE_HALF, &dst, &src, &c, &s), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
     EXPECT(kp_rope(stream, (kp_rope_layout)7, &dst, &src, &c, &s), KP_ERR_INVALID_ARGUMENT,
            "layout 7 is not");
-    kp_tensor r3 = tensor(KP_DTYPE_F32, 3, (int64_t[]){6, 5, 8}, 0), r3d = r3;
+    kp_tensor r3 = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){6, 5, 8}, 0), r3d = r3;
     r3d.layout.offset = 1000;
     EXPECT(kp_rope(stream, KP_ROPE_HALF, &r3d, &r3, &c, &s), KP_ERR_INVALID_ARGUMENT, "rank 4");
-    kp_tensor odd = tensor(KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 7}, 0), odd_d = odd;
+    kp_tensor odd = unit_tensor(buf, KP_DTYPE_F32, 4, (int64_t[]){2, 3, 5, 7}, 0), odd_d = odd;
     odd_d.layout.offset = 1000;
     EXPECT(kp_rope(stream, KP_ROPE_HALF, &odd_d, &odd, &c, &s), KP_ERR_INVALID_ARGUMENT, "must be even");
     EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, NULL, &s), KP_ERR_INVALID_ARGUMENT,
@@ -280,13 +272,13 @@ START_TEST(test_rope)
     s16.dtype = KP_DTYPE_F16;
     EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &c, &s16), KP_ERR_INVALID_ARGUMENT,
            "sin_table is f16");
-    kp_tensor c_in_dst = tensor(KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 1010);
+    kp_tensor c_in_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 1010);
     EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &c_in_dst, &s), KP_ERR_INVALID_ARGUMENT,
            "dst overlaps cos_table");
     assert_untouched();
     LAUNCHES(kp_rope(stream, KP_ROPE_INTERLEAVED, &dst, &src, &c, &s), 1, "rope_f32");
     LAUNCHES(kp_rope(stream, KP_ROPE_HALF, &src, &src, &c, &s), 1, "rope_f32");
-    kp_tensor cb = tensor(KP_DTYPE_F32, 3, (int64_t[]){2, 5, 4}, 3000);
+    kp_tensor cb = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){2, 5, 4}, 3000);
     LAUNCHES(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &cb, &cb), 1, "rope_f32");
 }
 END_TEST
@@ -354,8 +346,8 @@ START_TEST(test_two_pass_scratch_survives_streams)
      * stream frees it (no leak or double free under the fake backend). */
     kp_stream *second = NULL;
     ck_assert_int_eq(kp_stream_create(dev, &second), KP_OK);
-    kp_tensor vec = tensor(KP_DTYPE_F32, 1, (int64_t[]){12000}, 0);
-    kp_tensor one = tensor(KP_DTYPE_F32, 1, (int64_t[]){1}, 12000);
+    kp_tensor vec = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){12000}, 0);
+    kp_tensor one = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){1}, 12000);
     int first[1] = {0};
     LAUNCHES(kp_reduce(second, KP_REDUCE_SUM, &one, &vec, first, 1), 2, "reduce_final_sum_f32");
     LAUNCHES(kp_reduce(second, KP_REDUCE_MIN, &one, &vec, first, 1), 2, "reduce_final_min_f32");

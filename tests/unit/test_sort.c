@@ -32,18 +32,10 @@ static void teardown(void)
     kp_backend_override(NULL);
 }
 
-static kp_tensor tensor(kp_buffer *b, kp_dtype dtype, int rank, const int64_t *shape, int64_t offset)
-{
-    kp_tensor t = {b, dtype, {0}};
-    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
-    t.layout.offset = offset;
-    return t;
-}
-
 START_TEST(test_rejects_bad_arguments)
 {
-    kp_tensor s = tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 100}, 0);
-    kp_tensor d = tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){4, 100}, 1000);
+    kp_tensor s = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 100}, 0);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){4, 100}, 1000);
     EXPECT(kp_argsort(NULL, &d, &s, false, NULL), KP_ERR_INVALID_ARGUMENT, "stream is NULL");
     EXPECT(kp_argsort(stream, NULL, &s, false, NULL), KP_ERR_INVALID_ARGUMENT, "dst is NULL");
     EXPECT(kp_argsort(stream, &d, NULL, false, NULL), KP_ERR_INVALID_ARGUMENT, "src is NULL");
@@ -53,7 +45,7 @@ START_TEST(test_rejects_bad_arguments)
     bad = s;
     bad.dtype = (kp_dtype)42;
     EXPECT(kp_argsort(stream, &d, &bad, false, NULL), KP_ERR_INVALID_ARGUMENT, "invalid dtype");
-    bad = tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){4, 99}, 1000);
+    bad = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){4, 99}, 1000);
     EXPECT(kp_argsort(stream, &bad, &s, false, NULL), KP_ERR_INVALID_ARGUMENT, "src has shape [4, 100] but dst has [4, 99]");
     bad = d;
     bad.layout.offset = 300;  /* overlaps src's 400 floats */
@@ -76,10 +68,10 @@ END_TEST
 START_TEST(test_workspace)
 {
     size_t bytes = 99;
-    kp_tensor s = tensor(NULL, KP_DTYPE_F64, 2, (int64_t[]){3, 2048}, 0);
+    kp_tensor s = unit_tensor(NULL, KP_DTYPE_F64, 2, (int64_t[]){3, 2048}, 0);
     ck_assert_int_eq(kp_argsort_workspace_size(&s, &bytes), KP_OK);
     ck_assert_uint_eq(bytes, 0);  /* fits one block: no buffer, even with a NULL src buffer */
-    s = tensor(NULL, KP_DTYPE_F64, 2, (int64_t[]){3, 2049}, 0);
+    s = unit_tensor(NULL, KP_DTYPE_F64, 2, (int64_t[]){3, 2049}, 0);
     ck_assert_int_eq(kp_argsort_workspace_size(&s, &bytes), KP_OK);
     ck_assert_uint_ge(bytes, 2 * 3 * 2049 * (8 + 4));  /* two (key, index) array pairs */
     ck_assert_uint_le(bytes, 2 * 3 * 2049 * (8 + 4) + 4 * 256);
@@ -87,7 +79,7 @@ START_TEST(test_workspace)
     s.dtype = KP_DTYPE_F16;
     ck_assert_int_eq(kp_argsort_workspace_size(&s, &f16_bytes), KP_OK);
     ck_assert_uint_lt(f16_bytes, bytes);  /* keys as wide as the dtype */
-    s = tensor(NULL, KP_DTYPE_F32, 0, NULL, 0);
+    s = unit_tensor(NULL, KP_DTYPE_F32, 0, NULL, 0);
     ck_assert_int_eq(kp_argsort_workspace_size(&s, &bytes), KP_OK);
     ck_assert_uint_eq(bytes, 0);
     EXPECT(kp_argsort_workspace_size(NULL, &bytes), KP_ERR_INVALID_ARGUMENT, "src is NULL");
@@ -96,8 +88,8 @@ START_TEST(test_workspace)
     EXPECT(kp_argsort_workspace_size(&s, &bytes), KP_ERR_INVALID_ARGUMENT, "rank 9");
 
     /* long rows need the workspace */
-    kp_tensor src = tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 5000}, 0);
-    kp_tensor dst = tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){2, 5000}, 10000);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 5000}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){2, 5000}, 10000);
     size_t need = 0;
     ck_assert_int_eq(kp_argsort_workspace_size(&src, &need), KP_OK);
     EXPECT(kp_argsort(stream, &dst, &src, false, NULL), KP_ERR_INVALID_ARGUMENT,
@@ -120,40 +112,40 @@ END_TEST
 
 START_TEST(test_launch_sequence)
 {
-    kp_tensor s = tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){7, 1000}, 0);
-    kp_tensor d = tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){7, 1000}, 10000);
+    kp_tensor s = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){7, 1000}, 0);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){7, 1000}, 10000);
     ck_assert_int_eq(kp_argsort(stream, &d, &s, true, NULL), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 1);
     ck_assert_str_eq(fake.last_kernel, "argsort_rows_bf16");
 
     /* 8193 columns: 5 tiles per row, merge widths 2048, 4096, 8192 */
-    kp_tensor s2 = tensor(buf, KP_DTYPE_I64, 1, (int64_t[]){8193}, 0);
-    kp_tensor d2 = tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){8193}, 20000);
+    kp_tensor s2 = unit_tensor(buf, KP_DTYPE_I64, 1, (int64_t[]){8193}, 0);
+    kp_tensor d2 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){8193}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d2, &s2, false, ws), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 1 + 4);
     ck_assert_str_eq(fake.last_kernel, "argsort_merge_final_x64");
 
     /* 4097 columns: tiles, then widths 2048 and 4096 */
-    kp_tensor s3 = tensor(buf, KP_DTYPE_U8, 1, (int64_t[]){4097}, 0);
-    kp_tensor d3 = tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){4097}, 20000);
+    kp_tensor s3 = unit_tensor(buf, KP_DTYPE_U8, 1, (int64_t[]){4097}, 0);
+    kp_tensor d3 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){4097}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d3, &s3, false, ws), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 5 + 3);
     ck_assert_str_eq(fake.last_kernel, "argsort_merge_final_x8");
 
     /* 2049 columns: tiles and a single, final merge */
-    kp_tensor s4 = tensor(buf, KP_DTYPE_F16, 1, (int64_t[]){2049}, 0);
-    kp_tensor d4 = tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){2049}, 20000);
+    kp_tensor s4 = unit_tensor(buf, KP_DTYPE_F16, 1, (int64_t[]){2049}, 0);
+    kp_tensor d4 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){2049}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d4, &s4, false, ws), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 8 + 2);
     ck_assert_str_eq(fake.last_kernel, "argsort_merge_final_x16");
 
     /* rank 0 is one row of one element; empty tensors launch nothing */
-    kp_tensor s5 = tensor(buf, KP_DTYPE_F64, 0, NULL, 0);
-    kp_tensor d5 = tensor(buf, KP_DTYPE_U32, 0, NULL, 20000);
+    kp_tensor s5 = unit_tensor(buf, KP_DTYPE_F64, 0, NULL, 0);
+    kp_tensor d5 = unit_tensor(buf, KP_DTYPE_U32, 0, NULL, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d5, &s5, false, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "argsort_rows_f64");
-    kp_tensor s6 = tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 9000}, 0);
-    kp_tensor d6 = tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){0, 9000}, 20000);
+    kp_tensor s6 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 9000}, 0);
+    kp_tensor d6 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){0, 9000}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d6, &s6, false, NULL), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 11);
 }

@@ -20,6 +20,17 @@ static inline void built_arch(char *out, size_t size)
     out[p + len] = '\0';
 }
 
+/* A contiguous tensor of `shape` on buffer b (may be NULL), starting
+ * `offset` elements in. */
+static inline kp_tensor unit_tensor(kp_buffer *b, kp_dtype dtype, int rank, const int64_t *shape,
+                                    int64_t offset)
+{
+    kp_tensor t = {b, dtype, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&t.layout, rank, shape), KP_OK);
+    t.layout.offset = offset;
+    return t;
+}
+
 /* The call returns `status` and the thread's error message holds `fragment`. */
 #define EXPECT(call, status, fragment)                                                        \
     do {                                                                                      \
