@@ -59,12 +59,63 @@ template <typename C, typename Ex> KP_DEVICE C kp_softmax_rescale(C m, C s, C M,
 struct kp_softmax_algo {
     template <typename C> static KP_DEVICE C pad() { return kp_limits<C>::lowest(); }
 
+    // The group's max of what src holds of the row.
+    template <typename C, typename I, int N, typename Src>
+    static KP_DEVICE C max_of(const kp_group &g, Src &src) {
+        C m = pad<C>();
+        src.each([&](I, C (&v)[N]) {
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                m = fmax(m, v[i]);
+        });
+        return kp_group_reduce(g, m, kp_op_max<C>());
+    }
+    // The group's sum of exp(x - shift) over what src holds; KEEP: the
+    // slots keep exp(x - shift).
+    template <bool KEEP, typename T, typename I, int N, typename Src, typename C>
+    static KP_DEVICE C sum_exp(const kp_group &g, Src &src, C shift) {
+        const kp_softmax_exp<T> ex;
+        C s = 0;
+        src.each([&](I, C (&v)[N]) {
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                const C e = ex(v[i] - shift);
+                s += e;
+                if (KEEP)
+                    v[i] = e;
+            }
+        });
+        return kp_group_reduce(g, s, kp_op_sum<C>());
+    }
+
+    // The output pass, given the row's max m and sum s; KEPT: the slots
+    // hold exp(x - m) already.
+    template <bool LOG, bool KEPT, typename T, bool VEC, typename I, bool FULL, typename Src,
+              typename C = typename kp_compute<T>::type>
+    static KP_DEVICE void write(const kp_row<T, VEC, I, FULL> &r, Src &src, C m, C s) {
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
+        constexpr bool lowp = sizeof(T) == 2;
+        constexpr float log2e = 1.44269504f;
+        const C log_s = kp_log(s), inv_s = C(1) / s;
+        src.each([&](I k, C (&v)[N]) {
+            C out[N];
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                if constexpr (LOG)
+                    out[i] = (v[i] - m) - log_s;
+                else if constexpr (lowp)
+                    out[i] = kp_fast_exp2(fmaf(v[i] - m, log2e, -log_s * log2e));
+                else
+                    out[i] = (KEPT ? v[i] : kp_exp(v[i] - m)) * inv_s;
+            }
+            r.store(k, out);
+        });
+    }
+
     template <bool LOG, typename T, bool VEC, typename I, bool FULL, typename Src>
     KP_DEVICE void run(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src) const {
         typedef typename kp_compute<T>::type C;
         constexpr int N = kp_row<T, VEC, I, FULL>::N;
-        constexpr bool lowp = sizeof(T) == 2;
-        constexpr float log2e = 1.44269504f;
         // softmax keeps exp(x - max) in the cached slots where they hold C
         constexpr bool keep_exp = !LOG && Src::keeps_values;
         const kp_softmax_exp<T> ex;
@@ -93,37 +144,10 @@ struct kp_softmax_algo {
             s = kp_group_reduce(g, kp_softmax_rescale(m, s, M, ex), kp_op_sum<C>());
             m = M;
         } else {
-            src.each([&](I, C (&v)[N]) {
-#pragma unroll
-                for (int i = 0; i < N; i++)
-                    m = fmax(m, v[i]);
-            });
-            m = kp_group_reduce(g, m, kp_op_max<C>());
-            src.each([&](I, C (&v)[N]) {
-#pragma unroll
-                for (int i = 0; i < N; i++) {
-                    const C e = ex(v[i] - m);
-                    s += e;
-                    if (keep_exp)
-                        v[i] = e;
-                }
-            });
-            s = kp_group_reduce(g, s, kp_op_sum<C>());
+            m = max_of<C, I, N>(g, src);
+            s = sum_exp<keep_exp, T, I, N>(g, src, m);
         }
-        const C log_s = kp_log(s), inv_s = C(1) / s;
-        src.each([&](I k, C (&v)[N]) {
-            C out[N];
-#pragma unroll
-            for (int i = 0; i < N; i++) {
-                if constexpr (LOG)
-                    out[i] = (v[i] - m) - log_s;
-                else if constexpr (lowp)
-                    out[i] = kp_fast_exp2(fmaf(v[i] - m, log2e, -log_s * log2e));
-                else
-                    out[i] = (keep_exp ? v[i] : kp_exp(v[i] - m)) * inv_s;
-            }
-            r.store(k, out);
-        });
+        write<LOG, keep_exp>(r, src, m, s);
     }
 
     template <typename T, bool VEC, typename I, bool FULL, typename Src>
@@ -133,6 +157,40 @@ struct kp_softmax_algo {
         else
             run<false>(r, g, src);
     }
+
+    // Split rows (kp_rows_split): a chunk's max m and sum of exp(x - m).
+    // A chunk whose max is -inf sums exp(x) (0, or NaN from a NaN), so that
+    // it adds nothing to a row with a finite max and its NaN still spreads;
+    // a row of -inf is NaN, as in the one-block kernels.
+    static constexpr int parts = 2;
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    KP_DEVICE void chunk_partial(const kp_row<T, VEC, I, FULL> &, const kp_group &g, Src &src,
+                                 C (&p)[parts]) const {
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
+        p[0] = max_of<C, I, N>(g, src);
+        p[1] = sum_exp<false, T, I, N>(g, src, p[0] == pad<C>() ? C(0) : p[0]);
+    }
+    // The row's max and sum from its chunks' partials, on every lane of a wave.
+    template <typename C> struct stats { C m, s; };
+    template <typename T, typename C>
+    KP_DEVICE stats<C> combine(const C *part, kp_idx chunks, unsigned lane, kp_idx) const {
+        const kp_softmax_exp<T> ex;
+        C m = pad<C>(), s = 0;
+        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
+            m = fmax(m, part[parts * j]);
+        m = kp_segment_reduce(m, kp_op_max<C>(), KP_WAVE_SIZE);
+        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
+            s += kp_softmax_rescale(part[parts * j], part[parts * j + 1], m, ex);
+        return {m, kp_segment_reduce(s, kp_op_sum<C>(), KP_WAVE_SIZE)};
+    }
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    KP_DEVICE void write_chunk(const kp_row<T, VEC, I, FULL> &r, Src &src, const stats<C> &st,
+                               int flags) const {
+        if (flags & KP_ROWS_LOG)
+            write<true, false>(r, src, st.m, st.s);
+        else
+            write<false, false>(r, src, st.m, st.s);
+    }
 };
 
 // rmsnorm: x / sqrt(mean(x^2) + eps) * w. Padding is 0.
@@ -140,18 +198,22 @@ struct kp_rmsnorm_algo {
     float eps;
     template <typename C> static KP_DEVICE C pad() { return C(0); }
 
-    template <typename T, bool VEC, typename I, bool FULL, typename Src>
-    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
-        typedef typename kp_compute<T>::type C;
-        constexpr int N = kp_row<T, VEC, I, FULL>::N;
+    // The sum of squares of what src holds of the row, over the group.
+    template <typename C, typename I, int N, typename Src>
+    static KP_DEVICE C sum_sq(const kp_group &g, Src &src) {
         C ss = 0;
         src.each([&](I, C (&v)[N]) {
 #pragma unroll
             for (int i = 0; i < N; i++)
                 ss += v[i] * v[i];
         });
-        ss = kp_group_reduce(g, ss, kp_op_sum<C>());
-        const C inv = C(1) / kp_sqrt(ss / (C)r.cols + (C)eps);
+        return kp_group_reduce(g, ss, kp_op_sum<C>());
+    }
+    // 1 / rms of a row of n elements whose squares sum to ss.
+    template <typename C> KP_DEVICE C inv_rms(C ss, C n) const { return C(1) / kp_sqrt(ss / n + (C)eps); }
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    static KP_DEVICE void write(const kp_row<T, VEC, I, FULL> &r, Src &src, C inv, int flags) {
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
         const bool weighted = flags & KP_ROWS_WEIGHT;
         src.each([&](I k, C (&v)[N]) {
             C w[N], out[N];
@@ -163,6 +225,62 @@ struct kp_rmsnorm_algo {
             r.store(k, out);
         });
     }
+
+    template <typename T, bool VEC, typename I, bool FULL, typename Src>
+    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
+        typedef typename kp_compute<T>::type C;
+        const C ss = sum_sq<C, I, kp_row<T, VEC, I, FULL>::N>(g, src);
+        write(r, src, inv_rms(ss, (C)r.cols), flags);
+    }
+
+    // Split rows (kp_rows_split): a chunk's sum of squares.
+    static constexpr int parts = 1;
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    KP_DEVICE void chunk_partial(const kp_row<T, VEC, I, FULL> &, const kp_group &g, Src &src,
+                                 C (&p)[parts]) const {
+        p[0] = sum_sq<C, I, kp_row<T, VEC, I, FULL>::N>(g, src);
+    }
+    template <typename C> struct stats { C inv; };
+    template <typename T, typename C>
+    KP_DEVICE stats<C> combine(const C *part, kp_idx chunks, unsigned lane, kp_idx cols) const {
+        C ss = 0;
+        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
+            ss += part[j];
+        return {inv_rms(kp_segment_reduce(ss, kp_op_sum<C>(), KP_WAVE_SIZE), (C)cols)};
+    }
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    KP_DEVICE void write_chunk(const kp_row<T, VEC, I, FULL> &r, Src &src, const stats<C> &st,
+                               int flags) const {
+        write(r, src, st.inv, flags);
+    }
+};
+
+// The count n, mean and M2 (sum of squared deviations from the mean) of
+// some elements of a row.
+template <typename C> struct kp_moments {
+    C n, mean, m2;
+};
+
+template <typename C> KP_DEVICE kp_moments<C> kp_shfl_xor(kp_moments<C> a, int lane_mask, int width) {
+    return {kp_shfl_xor(a.n, lane_mask, width), kp_shfl_xor(a.mean, lane_mask, width),
+            kp_shfl_xor(a.m2, lane_mask, width)};
+}
+
+// Moments of two disjoint sets of elements combined by Chan, Golub and
+// LeVeque's parallel formula: M2 = M2a + M2b + d^2 na nb / n with d the
+// difference of the means, a sum of non-negative terms (no cancellation,
+// unlike sum(x^2) - n mean^2).
+template <typename C> struct kp_op_moments {
+    typedef kp_moments<C> acc;
+    KP_DEVICE acc identity() const { return {C(0), C(0), C(0)}; }
+    KP_DEVICE acc operator()(const acc &a, const acc &b) const {
+        if (b.n == C(0))
+            return a;
+        if (a.n == C(0))
+            return b;
+        const C n = a.n + b.n, d = b.mean - a.mean, fb = b.n / n;
+        return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
+    }
 };
 
 // layernorm: (x - mean) / sqrt(var + eps) * w + b, with the variance taken
@@ -172,9 +290,11 @@ struct kp_layernorm_algo {
     float eps;
     template <typename C> static KP_DEVICE C pad() { return C(0); }
 
-    template <typename T, bool VEC, typename I, bool FULL, typename Src>
-    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
-        typedef typename kp_compute<T>::type C;
+    // The moments of what src holds of r's elements, over the group: the
+    // mean, then M2 around it.
+    template <typename T, bool VEC, typename I, bool FULL, typename Src,
+              typename C = typename kp_compute<T>::type>
+    static KP_DEVICE kp_moments<C> moments(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src) {
         constexpr int N = kp_row<T, VEC, I, FULL>::N;
         const kp_op_sum<C> sum_op;
         C sum = 0;
@@ -194,8 +314,13 @@ struct kp_layernorm_algo {
                     sq += d * d;
             }
         });
-        const C var = kp_group_reduce(g, sq, sum_op) / (C)r.cols;
-        const C inv = C(1) / kp_sqrt(var + (C)eps);
+        return {(C)r.cols, mean, kp_group_reduce(g, sq, sum_op)};
+    }
+    // 1 / sqrt(var + eps) of a row of n elements whose M2 is m2.
+    template <typename C> KP_DEVICE C inv_std(C m2, C n) const { return C(1) / kp_sqrt(m2 / n + (C)eps); }
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    static KP_DEVICE void write(const kp_row<T, VEC, I, FULL> &r, Src &src, C mean, C inv, int flags) {
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
         const bool weighted = flags & KP_ROWS_WEIGHT, biased = flags & KP_ROWS_BIAS;
         src.each([&](I k, C (&v)[N]) {
             C w[N], b[N], out[N];
@@ -214,6 +339,39 @@ struct kp_layernorm_algo {
             }
             r.store(k, out);
         });
+    }
+
+    template <typename T, bool VEC, typename I, bool FULL, typename Src>
+    KP_DEVICE void operator()(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src, int flags) const {
+        const auto mo = moments(r, g, src);
+        write(r, src, mo.mean, inv_std(mo.m2, mo.n), flags);
+    }
+
+    // Split rows (kp_rows_split): a chunk's moments, combined by
+    // kp_op_moments (each lane folds a few chunks, then the wave).
+    static constexpr int parts = 3;
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    KP_DEVICE void chunk_partial(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src,
+                                 C (&p)[parts]) const {
+        const kp_moments<C> mo = moments(r, g, src);
+        p[0] = mo.n;
+        p[1] = mo.mean;
+        p[2] = mo.m2;
+    }
+    template <typename C> struct stats { C mean, inv; };
+    template <typename T, typename C>
+    KP_DEVICE stats<C> combine(const C *part, kp_idx chunks, unsigned lane, kp_idx cols) const {
+        const kp_op_moments<C> op;
+        kp_moments<C> mo = op.identity();
+        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
+            mo = op(mo, {part[parts * j], part[parts * j + 1], part[parts * j + 2]});
+        mo = kp_segment_reduce(mo, op, KP_WAVE_SIZE);
+        return {mo.mean, inv_std(mo.m2, (C)cols)};
+    }
+    template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
+    KP_DEVICE void write_chunk(const kp_row<T, VEC, I, FULL> &r, Src &src, const stats<C> &st,
+                               int flags) const {
+        write(r, src, st.mean, st.inv, flags);
     }
 };
 
@@ -261,99 +419,72 @@ struct kp_layernorm_algo {
 
 KP_FOR_EACH_FLOAT(KP_ROW_KERNELS)
 
-// ------------------------------------------------- softmax of wide rows
+// ---------------------------------------------------------- wide rows
 // Rows longer than a block's cached slots (vocabulary-size logits), with
 // unit inner strides and 16-byte alignment, are cut into chunks of one
 // block's slots (group x KP_ROW_MAX_SLOTS x 16 bytes, the host choosing
 // the group so that a few rows still fill the device), a block each, and
 // each block reads its chunk once a launch instead of once a pass. Launch 1
-// writes each chunk's max m and sum of exp(x - m) to part (two C a chunk);
-// launch 2 (KP_ROWS_SPLIT_FINAL) loads its chunk again (from the cache where
-// the tensor fits it), then waits for launch 1, which it may overlap
-// (KP_LAUNCH_OVERLAP_PRIOR: launch 1 does not write x), combines the
-// partials of its row and writes its chunk.
-// A chunk whose max is -inf sums exp(x) (0, or NaN from a NaN), so that it
-// adds nothing to a row with a finite max and its NaN still spreads; a row
-// of -inf is NaN, as in the one-block kernels.
-template <typename T> KP_DEVICE void kp_softmax_split(const kp_rows_args &A, const T *x, T *y, void *part_v) {
+// writes each chunk's partial (Algo::parts values of the compute type:
+// softmax its max and sum, rmsnorm its sum of squares, layernorm its
+// moments) to part; launch 2 (KP_ROWS_SPLIT_FINAL) loads its chunk again
+// (from the cache where the tensor fits it), then waits for launch 1, which
+// it may overlap (KP_LAUNCH_OVERLAP_PRIOR: launch 1 does not write x),
+// combines the partials of its row (Algo::combine, each wave on its own)
+// and writes its chunk (Algo::write_chunk). A block writes only the chunk
+// it read, so dst may be src.
+template <typename T, typename Algo>
+KP_DEVICE void kp_rows_split(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
+                             void *part_v, const Algo &algo) {
     typedef typename kp_compute<T>::type C;
-    constexpr int N = 16 / sizeof(T), V = KP_ROW_MAX_SLOTS;
-    constexpr bool lowp = sizeof(T) == 2;
-    constexpr float log2e = 1.44269504f;
+    constexpr int N = 16 / sizeof(T), V = KP_ROW_MAX_SLOTS, P = Algo::parts;
     typedef kp_row<T, true, unsigned, false> row_t;
     const kp_group g = kp_group_of((unsigned)A.group);  // the whole block
     const kp_idx chunk = (kp_idx)A.group * V * N, cols = (kp_idx)A.cols;
     const kp_idx chunks = (cols + chunk - 1) / chunk, blocks = (kp_idx)A.rows * chunks;
-    const bool final = A.flags & KP_ROWS_SPLIT_FINAL, log = A.flags & KP_ROWS_LOG;
+    const bool final = A.flags & KP_ROWS_SPLIT_FINAL;
     C *part = (C *)part_v;
-    const kp_softmax_exp<T> ex;
     if (!final)
         kp_allow_dependent_grids();
     for (kp_idx blk = blockIdx.x; blk < blocks; blk += gridDim.x) {
-        const kp_idx row = blk / chunks, c = blk - row * chunks;
-        row_t r = kp_row_at<T, true, unsigned, false>(A, g, row, x, y, (const T *)0, (const T *)0,
-                                                       kp_store<T>(kp_limits<C>::lowest()));
-        r.x += c * chunk;
-        r.y += c * chunk;
-        r.cols = (unsigned)(cols - c * chunk < chunk ? cols - c * chunk : chunk);
+        const kp_idx row = blk / chunks, c = blk - row * chunks, at = c * chunk;
+        row_t r = kp_row_at<T, true, unsigned, false>(A, g, row, x, y, w, b,
+                                                       kp_store<T>(Algo::template pad<C>()));
+        r.x += at;
+        r.y += at;
+        r.w = w ? w + at : w;
+        r.b = b ? b + at : b;
+        r.cols = (unsigned)(cols - at < chunk ? cols - at : chunk);
         kp_row_cached<T, true, false, V> src(r);
         if (!final) {
-            C m = kp_limits<C>::lowest();
-            src.each([&](unsigned, C (&v)[N]) {
-#pragma unroll
-                for (int i = 0; i < N; i++)
-                    m = fmax(m, v[i]);
-            });
-            m = kp_group_reduce(g, m, kp_op_max<C>());
-            const C shift = m == kp_limits<C>::lowest() ? C(0) : m;
-            C s = 0;
-            src.each([&](unsigned, C (&v)[N]) {
-#pragma unroll
-                for (int i = 0; i < N; i++)
-                    s += ex(v[i] - shift);
-            });
-            s = kp_group_reduce(g, s, kp_op_sum<C>());
+            C p[P];
+            algo.chunk_partial(r, g, src, p);
             if (threadIdx.x == 0) {
-                part[2 * blk] = m;
-                part[2 * blk + 1] = s;
+#pragma unroll
+                for (int i = 0; i < P; i++)
+                    part[P * blk + i] = p[i];
             }
             continue;
         }
         kp_wait_prior_grids();
-        // Each wave combines the row's partials, a few a lane.
-        const C *mine = part + 2 * row * chunks;
-        const unsigned lane = threadIdx.x % KP_WAVE_SIZE;
-        C m = kp_limits<C>::lowest(), s = 0;
-        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
-            m = fmax(m, mine[2 * j]);
-        m = kp_segment_reduce(m, kp_op_max<C>(), KP_WAVE_SIZE);
-        for (kp_idx j = lane; j < chunks; j += KP_WAVE_SIZE)
-            s += kp_softmax_rescale(mine[2 * j], mine[2 * j + 1], m, ex);
-        s = kp_segment_reduce(s, kp_op_sum<C>(), KP_WAVE_SIZE);
-        const C log_s = kp_log(s), inv_s = C(1) / s;
-        src.each([&](unsigned k, C (&v)[N]) {
-            C out[N];
-#pragma unroll
-            for (int i = 0; i < N; i++) {
-                if (log)
-                    out[i] = (v[i] - m) - log_s;
-                else if constexpr (lowp)
-                    out[i] = kp_fast_exp2(fmaf(v[i] - m, log2e, -log_s * log2e));
-                else
-                    out[i] = kp_exp(v[i] - m) * inv_s;
-            }
-            r.store(k, out);
-        });
+        const auto st = algo.template combine<T>(part + P * row * chunks, chunks,
+                                                 threadIdx.x % KP_WAVE_SIZE, cols);
+        algo.write_chunk(r, src, st, A.flags);
     }
 }
 
-#define KP_SOFTMAX_SPLIT_KERNEL(NAME, T)                                                    \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_SPLIT_MAX_BLOCK, 1)                            \
-        softmax_split_##NAME(kp_rows_args a, const T *x, T *y, void *part) {                \
-        kp_softmax_split(a, x, y, part);                                                    \
+#define KP_ROWS_SPLIT_KERNEL(OP, NAME, T, ALGO)                                             \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_SPLIT_MAX_BLOCK, 1) OP##_split_##NAME(         \
+        kp_rows_args a, const T *x, T *y, const T *w, const T *b, void *part) {             \
+        kp_rows_split(a, x, y, w, b, part, ALGO);                                           \
     }
 
-KP_FOR_EACH_FLOAT(KP_SOFTMAX_SPLIT_KERNEL)
+#define KP_ROWS_SPLIT_KERNELS(NAME, T)                                                      \
+    KP_ROWS_SPLIT_KERNEL(softmax, NAME, T, kp_softmax_algo())                               \
+    KP_ROWS_SPLIT_KERNEL(rmsnorm, NAME, T, kp_rmsnorm_algo{a.eps})                          \
+    KP_ROWS_SPLIT_KERNEL(layernorm, NAME, T, kp_layernorm_algo{a.eps})
+
+KP_FOR_EACH_FLOAT(KP_ROWS_SPLIT_KERNELS)
 
 // ----------------------------------------------------------------- rope
 // Groups of `group` threads per row (b, h, t); lanes walk the d/2 pairs,

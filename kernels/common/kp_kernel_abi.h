@@ -30,7 +30,7 @@ struct kp_strided {
 #define KP_STRIDED_BLOCK 256     /* threads a block of the *_strided_* kernels */
 #define KP_REDUCE_MAX_BLOCK 256
 #define KP_ROWS_MAX_BLOCK 512
-#define KP_ROWS_SPLIT_MAX_BLOCK 256  /* softmax_split: at 512, gfx900/906 spilled 16-bit rows */
+#define KP_ROWS_SPLIT_MAX_BLOCK 256  /* <op>_split: at 512, gfx900/906 spilled 16-bit softmax rows */
 #define KP_ROPE_BLOCK 256
 #define KP_ROW_MAX_SLOTS 4  /* 16 f32 or 32 f16/bf16 elements */
 
@@ -78,7 +78,7 @@ struct kp_rows_args {
 #define KP_ROWS_LOG 1      /* softmax: log_softmax */
 #define KP_ROWS_WEIGHT 2   /* norms: multiply by weight */
 #define KP_ROWS_BIAS 4     /* layernorm: add bias */
-#define KP_ROWS_SPLIT_FINAL 8  /* softmax_split: the second launch (see kernels/rows.cu) */
+#define KP_ROWS_SPLIT_FINAL 8  /* <op>_split: the second launch (see kernels/rows.cu) */
 
 /* Rotary embedding over x of logical shape (b, h, t, d): every layout is
  * described by strides in that order. The rotated pairs are (2j, 2j+1)

@@ -121,10 +121,12 @@ enum kp_family_id {
     KP_KF_RMSNORM_EXACT,
     KP_KF_RMSNORM_STRIDED,
     KP_KF_RMSNORM_STREAM,
+    KP_KF_RMSNORM_SPLIT,
     KP_KF_LAYERNORM,
     KP_KF_LAYERNORM_EXACT,
     KP_KF_LAYERNORM_STRIDED,
     KP_KF_LAYERNORM_STREAM,
+    KP_KF_LAYERNORM_SPLIT,
     KP_KF_ROPE,
     /* quantized: suffixed by the block format (kp_kernel_name_qf) */
     KP_KF_DEQUANTIZE_F32,

@@ -10,8 +10,8 @@
  * slots x elements per slot, 1..KP_ROW_MAX_SLOTS slots: no slot passes the
  * row's end, nothing is tested per element); <op>_<dtype> other rows with
  * 16-byte loads; <op>_stream_<dtype> rows too long to cache (several
- * slots' loads at once; softmax of few such rows splits them, see
- * split_softmax).
+ * slots' loads at once); <op>_split_<dtype> few such rows, each over
+ * several blocks (see split_rows).
  * All need unit inner strides and 16-byte-aligned rows in every operand;
  * other layouts use <op>_strided_<dtype>. */
 #include <math.h>
@@ -24,14 +24,21 @@
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
-enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED };
+enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT };
 
-static const enum kp_family_id row_families[3][4] = {
-    [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED},
-    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STREAM, KP_KF_RMSNORM_STRIDED},
+static const enum kp_family_id row_families[3][5] = {
+    [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED,
+                     KP_KF_SOFTMAX_SPLIT},
+    [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STREAM, KP_KF_RMSNORM_STRIDED,
+                     KP_KF_RMSNORM_SPLIT},
     [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STREAM,
-                       KP_KF_LAYERNORM_STRIDED},
+                       KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT},
 };
+
+/* Values of the compute type a chunk of a split row leaves in the scratch
+ * (Algo::parts in kernels/rows.cu): softmax its max and sum, rmsnorm its
+ * sum of squares, layernorm its count, mean and M2. */
+static const uint64_t split_parts[3] = {[ROW_SOFTMAX] = 2, [ROW_RMSNORM] = 1, [ROW_LAYERNORM] = 3};
 
 static bool is_float(kp_dtype dt)
 {
@@ -191,16 +198,17 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
     return exact ? PATH_EXACT : !vec ? PATH_STRIDED : slots ? PATH_VEC : PATH_STREAM;
 }
 
-/* Softmax of rows longer than a block's cached slots, fewer rows than the
- * device has multiprocessors: chunks of one block's slots, a block each, in
- * two launches through the stream's scratch (see kp_softmax_split in
- * kernels/rows.cu), where the partials (two of the compute type a chunk)
- * fit in it; else false and softmax_stream takes a block a row.
- * On H200, 8 rows of 32000 to 151936 went from 9-42 % of a copy's bandwidth
- * to 40-77 %; with a row or more a multiprocessor the split measured slower
- * (w32000 x1048 f32: 52 -> 36 %), its second read coming from memory. */
-static bool split_softmax(const kp_device *dev, struct kp_rows_args *a, kp_dtype dtype,
-                          struct kp_launch_dims *dims)
+/* Rows longer than a block's cached slots, fewer rows than the device has
+ * multiprocessors: chunks of one block's slots, a block each, in two
+ * launches through the stream's scratch (see kp_rows_split in
+ * kernels/rows.cu), where the partials (`parts` of the compute type a
+ * chunk) fit in it; else false and <op>_stream takes a block a row.
+ * Softmax on H200, 8 rows of 32000 to 151936 went from 9-42 % of a copy's
+ * bandwidth to 40-77 %; with a row or more a multiprocessor the split
+ * measured slower (w32000 x1048 f32: 52 -> 36 %), its second read coming
+ * from memory. */
+static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dtype, uint64_t parts,
+                       struct kp_launch_dims *dims)
 {
     const uint64_t es = kp_dtype_size(dtype), compute = dtype == KP_DTYPE_F64 ? 8 : 4;
     const uint64_t sms = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
@@ -217,27 +225,29 @@ static bool split_softmax(const kp_device *dev, struct kp_rows_args *a, kp_dtype
         if (blocks >= want || group == 64)
             break;
     }
-    if (blocks * 2 * compute > KP_STREAM_SCRATCH_BYTES)
+    if (blocks * parts * compute > KP_STREAM_SCRATCH_BYTES)
         return false;
     a->group = (int32_t)group;
     *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {group, 1, 1}, 0, 0};
     return true;
 }
 
-static kp_status launch_split_softmax(kp_stream *stream, kp_dtype dtype, struct kp_rows_args *a,
-                                      const struct kp_launch_dims *dims, const void *x, void *y)
+/* The two launches of <op>_split_<dtype>, args being the row kernels'
+ * (a, x, y, w, b) and a slot for the scratch. */
+static kp_status launch_split(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
+                              struct kp_rows_args *a, const struct kp_launch_dims *dims, void **args)
 {
     void *part = NULL;
     kp_status st = kp_stream_scratch_acquire(stream, &part);
     if (st != KP_OK)
         return st;
-    void *args[] = {a, &x, &y, &part};
-    st = kp_launch_family(stream, KP_KF_SOFTMAX_SPLIT, dtype, dims, args);
+    args[5] = &part;
+    st = kp_launch_family(stream, family, dtype, dims, args);
     if (st == KP_OK) {
         struct kp_launch_dims final_dims = *dims;
         final_dims.flags = KP_LAUNCH_OVERLAP_PRIOR;
         a->flags |= KP_ROWS_SPLIT_FINAL;
-        st = kp_launch_family(stream, KP_KF_SOFTMAX_SPLIT, dtype, &final_dims, args);
+        st = kp_launch_family(stream, family, dtype, &final_dims, args);
     }
     kp_stream_scratch_release(stream);
     return st;
@@ -262,10 +272,9 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
     const void *x = kp_tensor_base(src), *w = weight ? kp_tensor_base(weight) : NULL;
     const void *b = bias ? kp_tensor_base(bias) : NULL;
     void *y = kp_tensor_base(dst);
-    if (kind == ROW_SOFTMAX && path == PATH_STREAM &&
-        split_softmax(stream->device, &a, src->dtype, &dims))
-        return launch_split_softmax(stream, src->dtype, &a, &dims, x, y);
-    void *args[] = {&a, &x, &y, &w, &b};
+    void *args[] = {&a, &x, &y, &w, &b, NULL};
+    if (path == PATH_STREAM && split_rows(stream->device, &a, src->dtype, split_parts[kind], &dims))
+        return launch_split(stream, row_families[kind][PATH_SPLIT], src->dtype, &a, &dims, args);
     return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
 }
 

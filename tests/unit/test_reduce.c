@@ -230,16 +230,38 @@ START_TEST(test_rows_plans)
     w_gap.layout.strides[0] = 2;  /* a strided weight */
     LAUNCHES(kp_layernorm(stream, &dst, &src, &w_gap, &w_gap, 1e-5f), 1, "layernorm_strided_f32");
     /* contiguous rows longer than a block's 512 x 4 slots (8192 f32), fewer
-     * than the 4 multiprocessors: softmax splits them over blocks in two
-     * launches, the norms stream them; 4 rows fill the device a block a row */
+     * than the 4 multiprocessors: every row op splits them over blocks in
+     * two launches; 4 rows fill the device a block a row */
     kp_tensor wide = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 0);
     kp_tensor wide_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 8200}, 16400);
+    kp_tensor wide_w = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){8200}, 65600);
+    kp_tensor wide_b = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){8200}, 73800);
     LAUNCHES(kp_softmax(stream, &wide_dst, &wide), 2, "softmax_split_f32");
     LAUNCHES(kp_log_softmax(stream, &wide, &wide), 2, "softmax_split_f32");
-    LAUNCHES(kp_rmsnorm(stream, &wide_dst, &wide, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
+    LAUNCHES(kp_rmsnorm(stream, &wide_dst, &wide, NULL, 1e-6f), 2, "rmsnorm_split_f32");
+    LAUNCHES(kp_rmsnorm(stream, &wide, &wide, &wide_w, 1e-6f), 2, "rmsnorm_split_f32");
+    LAUNCHES(kp_layernorm(stream, &wide_dst, &wide, &wide_w, &wide_b, 1e-6f), 2, "layernorm_split_f32");
+    /* chunks of 256 x 4 slots (4096 f32) make 6 blocks, fewer than two a
+     * multiprocessor; 128 threads' chunks make 5 a row, 10 blocks */
+    ck_assert_uint_eq(fake.last_dims.grid[0], 10);
+    ck_assert_uint_eq(fake.last_dims.block[0], 128);
+    ck_assert_uint_eq(fake.last_dims.flags, KP_LAUNCH_OVERLAP_PRIOR);
+    LAUNCHES(kp_layernorm(stream, &wide, &wide, NULL, NULL, 1e-6f), 2, "layernorm_split_f32");
+    /* one bf16 row of 40000: 256 threads' chunks (8192) make 5 blocks,
+     * 128's 10 */
+    kp_tensor wide16 = unit_tensor(buf, KP_DTYPE_BF16, 1, (int64_t[]){40000}, 0);
+    kp_tensor wide16_dst = unit_tensor(buf, KP_DTYPE_BF16, 1, (int64_t[]){40000}, 40000);
+    LAUNCHES(kp_rmsnorm(stream, &wide16_dst, &wide16, NULL, 1e-6f), 2, "rmsnorm_split_bf16");
+    ck_assert_uint_eq(fake.last_dims.grid[0], 10);
+    ck_assert_uint_eq(fake.last_dims.block[0], 128);
+    /* rows 8201 apart have no 16-byte loads: no split */
+    kp_tensor odd_wide = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 8201}, 0);
+    kp_tensor odd_wide_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){2, 8201}, 16404);
+    LAUNCHES(kp_layernorm(stream, &odd_wide_dst, &odd_wide, NULL, NULL, 1e-6f), 1, "layernorm_strided_f32");
     kp_tensor four = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 0);
     kp_tensor four_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8200}, 32800);
     LAUNCHES(kp_softmax(stream, &four_dst, &four), 1, "softmax_stream_f32");
+    LAUNCHES(kp_rmsnorm(stream, &four_dst, &four, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
     LAUNCHES(kp_layernorm(stream, &four_dst, &four, NULL, NULL, 1e-6f), 1, "layernorm_stream_f32");
     kp_tensor empty = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
     int before = atomic_load(&fake.launches);
