@@ -38,9 +38,23 @@ static double row_tol(kp_dtype dt, uint64_t n)
     return (2 * sqrt((double)n) + 16) * acc_eps_of(dt) + 2 * eps_of(dt);
 }
 
-enum row_op { OP_SOFTMAX, OP_LOG_SOFTMAX, OP_RMSNORM, OP_LAYERNORM, OP_LAYERNORM_NO_AFFINE, N_ROW_OPS };
+/* Every case runs the first N_ROW_OPS; the cases marked norm_variants
+ * also the norms' other weight and bias combinations. */
+enum row_op {
+    OP_SOFTMAX, OP_LOG_SOFTMAX, OP_RMSNORM, OP_LAYERNORM, OP_LAYERNORM_NO_AFFINE, N_ROW_OPS,
+    OP_RMSNORM_NO_WEIGHT = N_ROW_OPS, OP_LAYERNORM_WEIGHT, OP_LAYERNORM_BIAS, N_ALL_OPS
+};
+#define N_VARIANT_OPS (N_ALL_OPS - N_ROW_OPS)
 static const char *const row_op_names[] = {"softmax", "log_softmax", "rmsnorm", "layernorm",
-                                           "layernorm (no weight, bias)"};
+                                           "layernorm (no weight, bias)", "rmsnorm (no weight)",
+                                           "layernorm (weight, no bias)", "layernorm (bias, no weight)"};
+
+static bool is_rmsnorm(enum row_op op) { return op == OP_RMSNORM || op == OP_RMSNORM_NO_WEIGHT; }
+static bool uses_weight(enum row_op op)
+{
+    return op == OP_RMSNORM || op == OP_LAYERNORM || op == OP_LAYERNORM_WEIGHT;
+}
+static bool uses_bias(enum row_op op) { return op == OP_LAYERNORM || op == OP_LAYERNORM_BIAS; }
 
 struct row_case {
     const char *name;
@@ -51,6 +65,8 @@ struct row_case {
     int64_t dst_strides[3];
     int64_t dst_offset;
     bool in_place;           /* dst is src */
+    double shift;            /* added to src's random values, [-8, 8) */
+    bool norm_variants;      /* also run OP_RMSNORM_NO_WEIGHT.. */
 };
 
 static const struct row_case cases[] = {
@@ -69,9 +85,13 @@ static const struct row_case cases[] = {
     {"rows 5x8200 (streamed)", 2, {5, 8200}, {0}, 0, {0}, 0, false},
     {"very long rows 2x(2^20+1)", 2, {2, 1048577}, {0}, 0, {0}, 0, false},
     /* vocabulary widths: contiguous rows longer than a block's slots are
-     * split over several blocks (softmax), with a short last chunk */
+     * split over several blocks, with a short last chunk; rows far from 0
+     * (layernorm's variance: no cancellation across the chunks) */
     {"vocabulary rows 3x32000", 2, {3, 32000}, {0}, 0, {0}, 0, false},
-    {"vocabulary rows 2x151936 in place", 2, {2, 151936}, {0}, 0, {0}, 0, true},
+    {"vocabulary rows 2x151936 in place", 2, {2, 151936}, {0}, 0, {0}, 0, true, 0, true},
+    {"odd rows 3x40001, 40008 apart", 2, {3, 40001}, {40008, 1}, 0, {40008, 1}, 0, false, 0, true},
+    {"one odd row 1x40001 in place", 2, {1, 40001}, {0}, 0, {0}, 0, true, 0, true},
+    {"rows 4x40000 around 10^4", 2, {4, 40000}, {0}, 0, {0}, 0, false, 1e4, true},
     {"wide rows 300x20008", 2, {300, 20008}, {0}, 0, {0}, 0, false},
     {"odd rows 100x33 offset 1", 2, {100, 33}, {0}, 1, {0}, 3, false},
     {"short rows 1000x3", 2, {1000, 3}, {0}, 0, {0}, 0, false},
@@ -105,7 +125,7 @@ static void row_ref(enum row_op op, const double *x, const double *w, const doub
             s += exp(x[j] - m);
         for (uint64_t j = 0; j < n; j++)
             want[j] = op == OP_SOFTMAX ? exp(x[j] - m) / s : (x[j] - m) - log(s);
-    } else if (op == OP_RMSNORM) {
+    } else if (is_rmsnorm(op)) {
         double ss = 0;
         for (uint64_t j = 0; j < n; j++)
             ss += x[j] * x[j];
@@ -133,7 +153,8 @@ static double elem_tol(enum row_op op, kp_dtype dt, uint64_t n, const double *x,
     switch (op) {
     case OP_SOFTMAX: return t * fabs(want) + abs_floor_of(dt);
     case OP_LOG_SOFTMAX: return t * (fabs(want) + 1) + abs_floor_of(dt);
-    case OP_RMSNORM: return t * fabs(want) + abs_floor_of(dt);
+    case OP_RMSNORM:
+    case OP_RMSNORM_NO_WEIGHT: return t * fabs(want) + abs_floor_of(dt);
     default:  /* the mean's error scales with mean |x|, and x - mean cancels */
         return t * ((fabs(x[j]) + mean_abs) * inv * (w ? fabs(w[j]) : 1) + (b ? fabs(b[j]) : 0)) +
                abs_floor_of(dt);
@@ -146,9 +167,9 @@ static kp_status run_op(enum row_op op, const kp_tensor *d, const kp_tensor *s, 
     switch (op) {
     case OP_SOFTMAX: return kp_softmax(gpu_stream, d, s);
     case OP_LOG_SOFTMAX: return kp_log_softmax(gpu_stream, d, s);
-    case OP_RMSNORM: return kp_rmsnorm(gpu_stream, d, s, w, eps);
-    case OP_LAYERNORM: return kp_layernorm(gpu_stream, d, s, w, b, eps);
-    default: return kp_layernorm(gpu_stream, d, s, NULL, NULL, eps);
+    case OP_RMSNORM:
+    case OP_RMSNORM_NO_WEIGHT: return kp_rmsnorm(gpu_stream, d, s, uses_weight(op) ? w : NULL, eps);
+    default: return kp_layernorm(gpu_stream, d, s, uses_weight(op) ? w : NULL, uses_bias(op) ? b : NULL, eps);
     }
 }
 
@@ -163,6 +184,8 @@ static void run_case(enum row_op op, kp_dtype dt, const struct row_case *c)
     size_t src_elems = (size_t)tensor_extent(&s0), dst_elems = (size_t)tensor_extent(&d0);
     gpu_buf_alloc(&src, src_elems * es);
     host_random(dt, src.host, src_elems);
+    for (size_t i = 0; c->shift != 0 && i < src_elems; i++)
+        host_set(dt, src.host, i, host_get(dt, src.host, i) + c->shift);
     if (c->in_place) {
         dst = src;
     } else {
@@ -187,9 +210,9 @@ static void run_case(enum row_op op, kp_dtype dt, const struct row_case *c)
     CK_OK(run_op(op, &d, &s, &w, &b, eps));
     gpu_buf_download(&dst);
 
-    const bool affine = op == OP_RMSNORM || op == OP_LAYERNORM;
     double *x = malloc((cols + 1) * sizeof(double)), *want = malloc((cols + 1) * sizeof(double));
     double *wv = malloc((cols + 1) * sizeof(double)), *bv = malloc((cols + 1) * sizeof(double));
+    const double *wr = uses_weight(op) ? wv : NULL, *br = uses_bias(op) ? bv : NULL;
     for (uint64_t j = 0; j < cols; j++) {
         wv[j] = host_get(dt, wb.host, j);
         bv[j] = host_get(dt, wb.host, cols + 8 + j);
@@ -200,7 +223,7 @@ static void run_case(enum row_op op, kp_dtype dt, const struct row_case *c)
     for (uint64_t r = 0; r < rows && failures < 10; r++) {
         for (uint64_t j = 0; j < cols; j++)
             x[j] = host_get(dt, src_copy, tensor_offset(&s, r * cols + j));
-        row_ref(op, x, affine ? wv : NULL, op == OP_LAYERNORM ? bv : NULL, eps, cols, want);
+        row_ref(op, x, wr, br, eps, cols, want);
         double mean = 0, var = 0, mean_abs = 0;
         for (uint64_t j = 0; j < cols; j++) {
             mean += x[j];
@@ -216,8 +239,7 @@ static void run_case(enum row_op op, kp_dtype dt, const struct row_case *c)
             written[di] = 1;
             double got = host_get(dt, dst.host, di);
             total += got;
-            double tol = elem_tol(op, dt, cols, x, affine ? wv : NULL, op == OP_LAYERNORM ? bv : NULL,
-                                  want[j], j, mean_abs, inv);
+            double tol = elem_tol(op, dt, cols, x, wr, br, want[j], j, mean_abs, inv);
             if (!(fabs(got - want[j]) <= tol)) {
                 printf("FAIL %s: %s %s row %llu col %llu: got %.9g, want %.9g (x = %.9g, tolerance %.3g)\n",
                        c->name, row_op_names[op], kp_dtype_name(dt), (unsigned long long)r,
@@ -259,6 +281,34 @@ START_TEST(test_rows)
     kp_dtype dt = float_dtypes[(_i / N_ROW_OPS) % N_FLOATS];
     rng_seed(9000 + (uint64_t)_i);
     run_case((enum row_op)(_i % N_ROW_OPS), dt, c);
+}
+END_TEST
+
+/* The cases marked norm_variants, k-th first. */
+static const struct row_case *variant_case(int k)
+{
+    for (size_t i = 0; i < N_CASES; i++)
+        if (cases[i].norm_variants && k-- == 0)
+            return &cases[i];
+    return NULL;
+}
+
+static int variant_cases(void)
+{
+    int n = 0;
+    while (variant_case(n))
+        n++;
+    return n;
+}
+
+/* rmsnorm without weight and layernorm with only one of weight and bias,
+ * over the wide rows (split over blocks where they are few). */
+START_TEST(test_norm_variants)
+{
+    const struct row_case *c = variant_case(_i / (N_FLOATS * N_VARIANT_OPS));
+    kp_dtype dt = float_dtypes[(_i / N_VARIANT_OPS) % N_FLOATS];
+    rng_seed(9500 + (uint64_t)_i);
+    run_case((enum row_op)(N_ROW_OPS + _i % N_VARIANT_OPS), dt, c);
 }
 END_TEST
 
@@ -486,6 +536,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_module_preload);
     tcase_add_loop_test(tc, test_rows, 0, (int)(N_CASES * N_FLOATS * N_ROW_OPS));
+    tcase_add_loop_test(tc, test_norm_variants, 0, variant_cases() * N_FLOATS * N_VARIANT_OPS);
     tcase_add_loop_test(tc, test_softmax_special_values, 0, 4);
     tcase_add_loop_test(tc, test_rope, 0, (int)(N_ROPE * N_FLOATS));
     suite_add_tcase(s, tc);
