@@ -70,8 +70,8 @@ KP_API size_t kp_buffer_size(const kp_buffer *buffer);
 
 /* Streams: ordered queues of work on one device. A stream (created or
  * wrapped) keeps 1 MiB of device memory for the partial results of ops that
- * run in two launches (reductions split over blocks, softmax of rows wider
- * than a block takes in few rows), allocated when the first such op is
+ * run in two launches (reductions split over blocks, softmax and the norms
+ * of rows wider than a block takes in few rows), allocated when the first such op is
  * queued on it (an op that cannot allocate it fails with its status) and
  * freed by kp_stream_destroy. */
 KP_API kp_status kp_stream_create(kp_device *device, kp_stream **out);

@@ -58,7 +58,8 @@ KP_API kp_status kp_reduce(kp_stream *stream, kp_reduce_op op, const kp_tensor *
  * Contiguous rows longer than one block takes (8192 f32, 16384 16-bit
  * elements), fewer of them than the device has multiprocessors (the
  * vocabulary-wide logits of token sampling), are split over several blocks
- * in two launches that use the stream's scratch memory (device.h). */
+ * in two launches that use the stream's scratch memory (device.h); so are
+ * such rows of rmsnorm and layernorm. */
 KP_API kp_status kp_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 KP_API kp_status kp_log_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 
