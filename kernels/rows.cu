@@ -284,18 +284,30 @@ template <typename C> struct kp_op_moments {
 };
 
 // layernorm: (x - mean) / sqrt(var + eps) * w + b, with the variance taken
-// around the mean in a second pass (no cancellation from E[x^2] - E[x]^2).
-// Padding is 0, which the mean ignores; the variance skips it.
+// around the mean (no cancellation from E[x^2] - E[x]^2): in a second pass
+// over a cached row, around each slot's mean for a streamed one (see
+// moments). Padding is 0, which the mean ignores; the variance skips it.
 struct kp_layernorm_algo {
     float eps;
     template <typename C> static KP_DEVICE C pad() { return C(0); }
 
     // The moments of what src holds of r's elements, over the group: the
-    // mean, then M2 around it.
+    // mean, then M2 around it. A streamed row (VEC: the stream kernels; the
+    // strided ones spilled) is read once for both: each slot's moments are
+    // merged into the thread's by kp_op_moments, so the row is read twice in
+    // all, not three times (H100, f32 rows of 32000-151936 over many rows:
+    // 47-58 -> 58-61 % of copy, 16-bit 42-57 -> 47-62).
     template <typename T, bool VEC, typename I, bool FULL, typename Src,
               typename C = typename kp_compute<T>::type>
     static KP_DEVICE kp_moments<C> moments(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src) {
         constexpr int N = kp_row<T, VEC, I, FULL>::N;
+        if constexpr (Src::streamed && VEC) {
+            const kp_op_moments<C> op;
+            kp_moments<C> mo = op.identity();
+            src.each([&](I k, C (&v)[N]) { mo = op(mo, slot_moments(r, k, v)); });
+            mo = kp_group_reduce(g, mo, op);
+            return {(C)r.cols, mo.mean, mo.m2};
+        }
         const kp_op_sum<C> sum_op;
         C sum = 0;
         src.each([&](I, C (&v)[N]) {
@@ -315,6 +327,30 @@ struct kp_layernorm_algo {
             }
         });
         return {(C)r.cols, mean, kp_group_reduce(g, sq, sum_op)};
+    }
+    // The moments of slot k's elements in the row (n = 0 past its end).
+    template <typename T, bool VEC, typename I, bool FULL, typename C, int N>
+    static KP_DEVICE kp_moments<C> slot_moments(const kp_row<T, VEC, I, FULL> &r, I k, const C (&v)[N]) {
+        const bool full = r.full(k);
+        C n = C(N), sum = 0;
+        if (!full) {
+            n = 0;
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                n += r.valid(k, i) ? C(1) : C(0);
+        }
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            sum += v[i];  // padding is 0
+        const C mean = full ? sum * (C(1) / C(N)) : sum / n;
+        C m2 = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const C d = v[i] - mean;
+            if (full || r.valid(k, i))
+                m2 += d * d;
+        }
+        return {n, mean, m2};
     }
     // 1 / sqrt(var + eps) of a row of n elements whose M2 is m2.
     template <typename C> KP_DEVICE C inv_std(C m2, C n) const { return C(1) / kp_sqrt(m2 / n + (C)eps); }
