@@ -206,10 +206,12 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
  * Softmax on H200, 8 rows of 32000 to 151936 went from 9-42 % of a copy's
  * bandwidth to 40-77 %; with a row or more a multiprocessor the split
  * measured slower (w32000 x1048 f32: 52 -> 36 %), its second read coming
- * from memory. The norms on H100, 8 rows of 32000 / 128256 / 151936, % of
- * copy: rmsnorm f32 48/16/15 -> 54/71/56, bf16 36/14/22 -> 50/63/90;
- * layernorm f32 34/11/10 -> 51/63/63, bf16 26/10/15 -> 43/53/74 (the one-
- * block kernels read the row two and three times from 8 multiprocessors). */
+ * from memory. The norms on H100, 8 rows of 32000 / 128256 / 151936, f32
+ * GB/s (a copy of the same bytes: 330-440 / 1200 / 1320 over two runs):
+ * rmsnorm 167/191/194 -> 242-279/857/742, layernorm 120/130/132 ->
+ * 229-253/753/834; 16-bit rows alike (bf16 layernorm at 151936: 72 -> 444),
+ * the one-block kernels reading each row two or three times from 8
+ * multiprocessors. */
 static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dtype, uint64_t parts,
                        struct kp_launch_dims *dims)
 {
