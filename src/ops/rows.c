@@ -207,9 +207,9 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
  * bandwidth to 40-77 %; with a row or more a multiprocessor the split
  * measured slower (w32000 x1048 f32: 52 -> 36 %), its second read coming
  * from memory. The norms on H100, 8 rows of 32000 / 128256 / 151936, f32
- * GB/s (a copy of the same bytes: 330-440 / 1200 / 1320 over two runs):
- * rmsnorm 167/191/194 -> 242-279/857/742, layernorm 120/130/132 ->
- * 229-253/753/834; 16-bit rows alike (bf16 layernorm at 151936: 72 -> 444),
+ * GB/s, medians of 200 runs (a copy of the same bytes: 400 / 1140 / 1250):
+ * rmsnorm 140/191/194 -> 270/844/734, layernorm 106/131/132 ->
+ * 233/729/817; 16-bit rows alike (bf16 layernorm at 151936: 71 -> 432),
  * the one-block kernels reading each row two or three times from 8
  * multiprocessors. */
 static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dtype, uint64_t parts,
