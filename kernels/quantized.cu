@@ -407,7 +407,7 @@ KP_QMV_ACT(bf16, kp_bf16)
 
 // ----------------------------------------------------- mat-vec: products
 //
-// A thread block computes KP_QMV_ROWS weight rows against every batch row,
+// A thread block computes R weight rows (KP_QMV_ROWS_FOR) against every batch row,
 // walking the columns in tiles of KP_QMV_ITEMS 32-element items: thread t
 // takes item t of each tile, for all the block's rows. The tile's weight
 // bytes arrive with coalesced 16-byte copies into shared memory (items are
@@ -417,9 +417,9 @@ KP_QMV_ACT(bf16, kp_bf16)
 // Each item is decoded once per row and used for every batch row with
 // integer dot products; the f32 sums are reduced across the block at the
 // end of each row group.
-template <typename D, int B> struct kp_qmv_shape {
+template <typename D, int R> struct kp_qmv_shape {
     static constexpr int tile_bytes = KP_QMV_ITEMS / D::items * D::bytes;  // per row
-    static constexpr int w_chunks = KP_QMV_ROWS * tile_bytes / 16;
+    static constexpr int w_chunks = R * tile_bytes / 16;
     static constexpr int w_per_thread = (w_chunks + KP_QMV_BLOCK - 1) / KP_QMV_BLOCK;
     static_assert(tile_bytes % 16 == 0, "tiles are whole 16-byte pieces of a row");
 };
@@ -626,8 +626,8 @@ template <int F, int B>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
-    typedef kp_qmv_shape<D, B> S;
-    constexpr int R = KP_QMV_ROWS, WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
+    constexpr int R = KP_QMV_ROWS_FOR(F, B), WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
+    typedef kp_qmv_shape<D, R> S;
     constexpr int stage_bytes = R * S::tile_bytes + 16;  // + the slack kp_qld_run reads
     __shared__ __align__(16) uint8_t stages[STAGES * stage_bytes];
     __shared__ float partial[WAVES][R * B];

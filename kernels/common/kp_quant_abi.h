@@ -5,16 +5,30 @@
 
 #include <stdint.h>
 
+#include "kp_quant_blocks.h"
+
 /* Threads per block of the dequantize/get_rows and quantize kernels. */
 #define KP_QUANT_BLOCK 256
-/* The mat-vec: a block of KP_QMV_BLOCK threads computes KP_QMV_ROWS rows,
+/* The mat-vec: a block of KP_QMV_BLOCK threads computes a few rows,
  * walking the columns in tiles of KP_QMV_ITEMS 32-element items (one item
  * per thread), so that a row of 4096 columns is one tile and long rows take
  * few sequential steps. A tile is a multiple of 16 bytes of every row for
  * every format. */
 #define KP_QMV_BLOCK 64
-#define KP_QMV_ROWS 4
 #define KP_QMV_ITEMS KP_QMV_BLOCK
+/* Weight rows a block computes, by format id and batch rows:
+ * qmatvec_<format>_b<batch>, and qmoe_<format> (batch 1). Two rows (twice
+ * the blocks, fewer registers) measured faster than four on an H100
+ * (kp-bench, 4096 x 14336 and 14336 x 4096, % of copy) at batch 1 for the
+ * 4- and 8-bit formats with one scale per item: Q4_0 77 -> 79, Q4_1 81 ->
+ * 84, Q4_K 72 -> 76-78, Q8_* +1. The other formats lost up to 11 points
+ * with two (Q5_* on long rows, Q2_K, Q3_K, IQ4_* on short ones), and one
+ * row a block lost almost everywhere. (At batch 8, two rows took Q8_0 and
+ * Q8_1 on long rows from 48 to 57 % but spill on sm_100 and sm_120.) */
+#define KP_QMV_TWO_ROWS(f)                                                               \
+    ((f) == KP_QF_Q4_0 || (f) == KP_QF_Q4_1 || (f) == KP_QF_Q4_K || (f) == KP_QF_Q8_0 || \
+     (f) == KP_QF_Q8_1 || (f) == KP_QF_Q8_K)
+#define KP_QMV_ROWS_FOR(format, batch) ((batch) == 1 && KP_QMV_TWO_ROWS(format) ? 2 : 4)
 
 /* The mat-mat (qmatmul_<format>_n<NB>): a block of KP_QMM_BLOCK threads
  * computes a tile of KP_QMM_ROWS(NB) weight rows x NB activation rows, NB

@@ -129,7 +129,8 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
     int b = a->batch <= 1 ? 1 : a->batch <= 2 ? 2 : a->batch <= 4 ? 4 : 8;
     enum kp_family_id fam = b == 1 ? KP_KF_QMATVEC_B1 : b == 2 ? KP_KF_QMATVEC_B2
                             : b == 4 ? KP_KF_QMATVEC_B4 : KP_KF_QMATVEC_B8;
-    uint64_t blocks = ((uint64_t)a->rows + KP_QMV_ROWS - 1) / KP_QMV_ROWS;
+    int rows = KP_QMV_ROWS_FOR(format, b);
+    uint64_t blocks = ((uint64_t)a->rows + rows - 1) / rows;
     if (blocks > (1u << 30))
         blocks = 1u << 30;
     /* The products kernel may start while the activation kernel runs: it

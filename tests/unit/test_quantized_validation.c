@@ -60,6 +60,7 @@ static void expect_matmul(int64_t rows, int64_t batch, const char *kernel, int n
 START_TEST(test_matmul_paths)
 {
     /* up to 16 batch rows: the activations, then the mat-vec 8 rows a launch */
+    expect_matmul(100, 1, "qmatvec_q4_0_b1", 2, 100 / KP_QMV_ROWS_FOR(KP_QF_Q4_0, 1), 1);
     expect_matmul(100, 12, "qmatvec_q4_0_b4", 3, 25, 1);
     expect_matmul(100, 16, "qmatvec_q4_0_b8", 3, 25, 1);
     /* 17..32: the small tile, 32 weight rows x 16 batch rows */
@@ -113,7 +114,8 @@ START_TEST(test_moe_paths)
     ck_assert_int_eq(moe(1, 2, 4, ws), KP_OK);
     ck_assert_int_eq(launches() - before, 2);
     ck_assert_str_eq(fake.last_kernel, "qmoe_q4_0");
-    ck_assert_uint_eq(fake.last_dims.grid[0], 2);  /* 8 rows, 4 a block */
+    /* 8 rows, KP_QMV_ROWS_FOR (2 for Q4_0 at batch 1) a block */
+    ck_assert_uint_eq(fake.last_dims.grid[0], 8 / KP_QMV_ROWS_FOR(KP_QF_Q4_0, 1));
     ck_assert_uint_eq(fake.last_dims.grid[1], 2);
     /* 4+ pairs per expert: activations, the lists, then the tiles of pairs
      * (at most pairs / 16 + experts of them) */
