@@ -793,14 +793,20 @@ KP_KERNEL void __launch_bounds__(KP_QMOE_GROUP_BLOCK)
     const kp_idx experts = (kp_idx)m.experts, pairs = (kp_idx)m.pairs;
     int32_t *count = group, *cursor = group + experts, *start = cursor + experts;
     int32_t *tiles = start + experts + 1, *list = tiles + experts + 1;
+    __shared__ int invalid;  // ids naming no expert: their dst rows are zeroed below
     for (kp_idx e = threadIdx.x; e < experts; e += blockDim.x) count[e] = 0;
+    if (threadIdx.x == 0)
+        invalid = 0;
     __syncthreads();
     for (kp_idx p = threadIdx.x; p < pairs; p += blockDim.x) {
         const kp_idx e = kp_qmoe_expert(m, ids, p);
-        if (e < experts)
+        if (e < experts) {
             atomicAdd(&count[e], 1);
-        else if (status)
-            kp_atomic_max_u64(status, ~(kp_status_word)p);
+        } else {
+            atomicOr(&invalid, 1);
+            if (status)
+                kp_atomic_max_u64(status, ~(kp_status_word)p);
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -820,6 +826,8 @@ KP_KERNEL void __launch_bounds__(KP_QMOE_GROUP_BLOCK)
         if (e < experts)
             list[atomicAdd(&cursor[e], 1)] = (int32_t)p;
     }
+    if (!invalid)  // read after the barriers above
+        return;
     const int64_t esize = m.mv.dst_dtype == 0 ? 4 : 2;
     for (kp_idx p = 0; p < pairs; p++) {  // uniform: every thread reads the same id
         if (kp_qmoe_expert(m, ids, p) < experts)
