@@ -84,12 +84,41 @@ KP_DEVICE void kp_zero_row(T *d, kp_idx len, kp_idx lane, kp_idx lanes) {
         d[k] = T();
 }
 
-// Row copies through ids (kp_index_rows): 2^lanes_log2 threads per row,
-// grid-stride over rows. Reading, a bad id's row of dst becomes zeros;
-// scattering, it is skipped.
-template <typename I, typename T>
+// The pairs of a row of 16-bit floats added two per atomic
+// (kp_atomic_add_pair) where both rows are 4-byte aligned; returns the
+// elements done (none for other types).
+template <typename T> KP_DEVICE kp_idx kp_add_pairs(T *, const T *, kp_idx, kp_idx, kp_idx) { return 0; }
+template <typename T>
+KP_DEVICE kp_idx kp_add_pairs16(T *d, const T *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+    if ((uintptr_t)d % 4 || (uintptr_t)s % 4)
+        return 0;
+    const kp_idx pairs = len / 2;
+    for (kp_idx k = lane; k < pairs; k += lanes)
+        kp_atomic_add_pair(d + 2 * k, s[2 * k], s[2 * k + 1]);
+    return 2 * pairs;
+}
+KP_DEVICE kp_idx kp_add_pairs(kp_f16 *d, const kp_f16 *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+    return kp_add_pairs16(d, s, len, lane, lanes);
+}
+KP_DEVICE kp_idx kp_add_pairs(kp_bf16 *d, const kp_bf16 *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+    return kp_add_pairs16(d, s, len, lane, lanes);
+}
+
+// d[k] += s[k] for len elements with `lanes` threads (this one is `lane`),
+// atomically: rows may repeat in ids.
+template <typename T>
+KP_DEVICE void kp_add_row(T *d, const T *s, kp_idx len, kp_idx lane, kp_idx lanes,
+                          const kp_byte_span &span) {
+    for (kp_idx k = kp_add_pairs(d, s, len, lane, lanes) + lane; k < len; k += lanes)
+        kp_atomic_add(d + k, s[k], span);
+}
+
+// Row copies (Add: additions) through ids (kp_index_rows): 2^lanes_log2
+// threads per row, grid-stride over rows. Reading, a bad id's row of dst
+// becomes zeros; scattering, it is skipped. `span` is dst's buffer (Add).
+template <bool Add, typename I, typename T>
 KP_DEVICE void kp_copy_rows(const kp_index_rows &p, T *dst, const T *src, const I *ids,
-                            kp_status_word *status) {
+                            kp_status_word *status, const kp_byte_span &span) {
     const kp_idx lanes = (kp_idx)1 << p.lanes_log2;
     const kp_idx lane = threadIdx.x & (lanes - 1);
     const kp_idx per_block = blockDim.x >> p.lanes_log2;
@@ -104,7 +133,10 @@ KP_DEVICE void kp_copy_rows(const kp_index_rows &p, T *dst, const T *src, const 
         T *d = dst + outer * (kp_idx)p.dst_outer_stride + at_dst * (kp_idx)p.dst_dim_stride;
         if (valid) {
             const T *s = src + outer * (kp_idx)p.src_outer_stride + at_src * (kp_idx)p.src_dim_stride;
-            kp_copy_row(d, s, (kp_idx)p.row_len, lane, lanes);
+            if constexpr (Add)
+                kp_add_row(d, s, (kp_idx)p.row_len, lane, lanes, span);
+            else
+                kp_copy_row(d, s, (kp_idx)p.row_len, lane, lanes);
         } else {
             if (!scatter)
                 kp_zero_row(d, (kp_idx)p.row_len, lane, lanes);
@@ -152,7 +184,7 @@ KP_DEVICE void kp_scatter_strided(kp_idx n, const kp_strided &L, kp_index_dim di
 #define KP_INDEX_MOVE(INAME, I, TNAME, T)                                                         \
     KP_KERNEL void copy_rows_##INAME##_##TNAME(kp_index_rows p, T *dst, const T *src,             \
                                                const I *ids, kp_status_word *status) {            \
-        kp_copy_rows(p, dst, src, ids, status);                                                   \
+        kp_copy_rows<false>(p, dst, src, ids, status, kp_byte_span{});                            \
     }                                                                                             \
     KP_KERNEL void gather_##INAME##_##TNAME(kp_idx n, kp_strided layout, kp_index_dim dim,        \
                                             T *dst, const T *src, const I *ids,                   \
@@ -166,6 +198,10 @@ KP_DEVICE void kp_scatter_strided(kp_idx n, const kp_strided &L, kp_index_dim di
     }
 
 #define KP_INDEX_ADD(INAME, I, TNAME, T)                                                          \
+    KP_KERNEL void add_rows_##INAME##_##TNAME(kp_index_rows p, T *dst, const T *src, const I *ids, \
+                                              kp_status_word *status, kp_byte_span span) {       \
+        kp_copy_rows<true>(p, dst, src, ids, status, span);                                       \
+    }                                                                                             \
     KP_KERNEL void scatter_add_##INAME##_##TNAME(kp_idx n, kp_strided layout, kp_index_dim dim,   \
                                                  T *dst, const T *src, const I *ids,              \
                                                  kp_status_word *status, kp_byte_span span) {     \

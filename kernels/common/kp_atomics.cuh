@@ -125,6 +125,33 @@ KP_DEVICE void kp_atomic_add(uint8_t *p, uint8_t v, const kp_byte_span &span) {
     kp_atomic_update8(p, kp_add_u8{v}, span);
 }
 
+// p[0] += lo and p[1] += hi for a 4-byte aligned pair of 16-bit floats, in
+// one atomic (NVIDIA's f16x2 / bf16x2 add; elsewhere one CAS loop on their
+// word): half the atomics of two kp_atomic_add calls, each element rounded
+// as there.
+#if KP_HIP
+template <typename A> KP_DEVICE void kp_cas_pair(uint32_t *word, const A &lo, const A &hi) {
+    kp_cas_field<unsigned int, uint32_t>(word, 0u, 0xffffffffu, [&](uint32_t w) {
+        return (uint32_t)lo((uint16_t)w) | (uint32_t)hi((uint16_t)(w >> 16)) << 16;
+    });
+}
+KP_DEVICE void kp_atomic_add_pair(kp_f16 *p, kp_f16 lo, kp_f16 hi) {
+    kp_cas_pair((uint32_t *)p, kp_add_f16{kp_f16_to_f32(lo)}, kp_add_f16{kp_f16_to_f32(hi)});
+}
+KP_DEVICE void kp_atomic_add_pair(kp_bf16 *p, kp_bf16 lo, kp_bf16 hi) {
+    kp_cas_pair((uint32_t *)p, kp_add_bf16{kp_bf16_to_f32(lo)}, kp_add_bf16{kp_bf16_to_f32(hi)});
+}
+#else
+KP_DEVICE void kp_atomic_add_pair(kp_f16 *p, kp_f16 lo, kp_f16 hi) {
+    atomicAdd(reinterpret_cast<__half2 *>(p),
+              __halves2half2(__ushort_as_half(lo.bits), __ushort_as_half(hi.bits)));
+}
+KP_DEVICE void kp_atomic_add_pair(kp_bf16 *p, kp_bf16 lo, kp_bf16 hi) {
+    atomicAdd(reinterpret_cast<__nv_bfloat162 *>(p),
+              __halves2bfloat162(__ushort_as_bfloat16(lo.bits), __ushort_as_bfloat16(hi.bits)));
+}
+#endif
+
 // *p = max(*p, v) for 64-bit unsigned words, skipping the atomic when a
 // plain read already shows a value at least as large.
 KP_DEVICE void kp_atomic_max_u64(unsigned long long *p, unsigned long long v) {

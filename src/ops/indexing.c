@@ -146,6 +146,14 @@ static kp_layout positions_in_ids(const kp_layout *iter, int dim, bool rank1_ids
     return out;
 }
 
+/* dst's buffer, which the adding kernels' sub-word atomics stay inside. */
+static struct kp_byte_span dst_span(const kp_tensor *dst)
+{
+    uintptr_t begin = (uintptr_t)kp_buffer_device_ptr(dst->buffer);
+    struct kp_byte_span span = {begin, begin + kp_buffer_size(dst->buffer)};
+    return span;
+}
+
 static kp_status launch_strided(enum index_op op, kp_stream *stream, const kp_tensor *dst,
                                 const kp_tensor *src, const kp_tensor *ids, int dim,
                                 kp_index_status *status, uint64_t n)
@@ -169,15 +177,14 @@ static kp_status launch_strided(enum index_op op, kp_stream *stream, const kp_te
     /* The adding kernels keep their sub-word atomics inside dst's buffer;
      * the others have no span parameter, and the driver reads only as many
      * arguments as the kernel declares. */
-    uintptr_t dst_begin = (uintptr_t)kp_buffer_device_ptr(dst->buffer);
-    struct kp_byte_span span = {dst_begin, dst_begin + kp_buffer_size(dst->buffer)};
+    struct kp_byte_span span = dst_span(dst);
     void *args[] = {&n, &layout, &along, &d, &s, &i, &w, &span};
     enum kp_family_id family = reading ? KP_KF_GATHER
                                : op == OP_SCATTER ? KP_KF_SCATTER : KP_KF_SCATTER_ADD;
     return kp_launch_family_ids(stream, family, ids->dtype, dst->dtype, &dims, args);
 }
 
-/* ---- the row-copy path of index_select */
+/* ---- the row path: whole rows copied or added through ids */
 
 /* Collapses dims [from, to) of `l` into one dim of *size elements and
  * *stride; false if they are not evenly strided. Size-1 dims are ignored. */
@@ -210,10 +217,11 @@ static unsigned ceil_log2(uint64_t v)
 }
 
 /* Fills *p and returns true if dst and src have contiguous rows after `dim`
- * and collapsible dims before it: index_select, whose rank-1 ids pick rows,
- * and gather and scatter whose ids are constant along each row (stride 0
- * after `dim`, as torch's expand of a column of ids gives: an embedding
- * lookup or its write-back), which then copy rows instead of elements. */
+ * and collapsible dims before it: index_select and index_add, whose rank-1
+ * ids pick rows, and gather, scatter and scatter_add whose ids are constant
+ * along each row (stride 0 after `dim`, as torch's expand of a column of ids
+ * gives: an embedding lookup or its write-back), which then copy or add rows
+ * instead of elements. */
 static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *src,
                       const kp_tensor *ids, int dim, struct kp_index_rows *p)
 {
@@ -226,7 +234,7 @@ static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *s
     if (!collapse(&dst->layout, 0, dim, &outer, &dst_out) ||
         !collapse(&src->layout, 0, dim, &outer_src, &src_out))
         return false;
-    const bool rank1 = op == OP_INDEX_SELECT, scatter = op == OP_SCATTER;
+    const bool rank1 = ids_are_rank1(op), scatter = !reads_through_ids(op);
     if (!rank1) {
         for (int d = dim + 1; d < rank; d++)
             if (ids->layout.shape[d] > 1 && ids->layout.strides[d] != 0)
@@ -259,8 +267,8 @@ static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *s
     return true;
 }
 
-static kp_status launch_rows(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src,
-                             const kp_tensor *ids, kp_index_status *status,
+static kp_status launch_rows(enum index_op op, kp_stream *stream, const kp_tensor *dst,
+                             const kp_tensor *src, const kp_tensor *ids, kp_index_status *status,
                              struct kp_index_rows *p)
 {
     const unsigned block = 256;
@@ -269,8 +277,11 @@ static kp_status launch_rows(kp_stream *stream, const kp_tensor *dst, const kp_t
     struct kp_launch_dims dims = kp_launch_1d(stream->device, blocks * block, block);
     void *d = kp_tensor_base(dst), *s = kp_tensor_base(src), *i = kp_tensor_base(ids);
     void *w = kp_index_status_word(status);
-    void *args[] = {p, &d, &s, &i, &w};
-    return kp_launch_family_ids(stream, KP_KF_COPY_ROWS, ids->dtype, dst->dtype, &dims, args);
+    struct kp_byte_span span = dst_span(dst);  /* add_rows only, as in launch_strided */
+    void *args[] = {p, &d, &s, &i, &w, &span};
+    bool add = op == OP_SCATTER_ADD || op == OP_INDEX_ADD;
+    return kp_launch_family_ids(stream, add ? KP_KF_ADD_ROWS : KP_KF_COPY_ROWS, ids->dtype,
+                                dst->dtype, &dims, args);
 }
 
 /* ---- entry points */
@@ -283,9 +294,8 @@ static kp_status run(enum index_op op, kp_stream *stream, const kp_tensor *dst,
     if (st != KP_OK || n == 0)
         return st;
     struct kp_index_rows rows;
-    if ((op == OP_INDEX_SELECT || op == OP_GATHER || op == OP_SCATTER) &&
-        plan_rows(op, dst, src, ids, dim, &rows))
-        return launch_rows(stream, dst, src, ids, status, &rows);
+    if (plan_rows(op, dst, src, ids, dim, &rows))
+        return launch_rows(op, stream, dst, src, ids, status, &rows);
     return launch_strided(op, stream, dst, src, ids, dim, status, n);
 }
 

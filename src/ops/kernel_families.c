@@ -62,6 +62,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     KP_UNARY_OPS(KP_UNARY_FAMILY_ROWS)
 #undef KP_UNARY_FAMILY_ROWS
     [KP_KF_COPY_ROWS] = {KP_MODULE_INDEXING, "copy_rows_%s", KP_SUFFIX_IDS_SIZES},
+    [KP_KF_ADD_ROWS] = {KP_MODULE_INDEXING, "add_rows_%s", KP_SUFFIX_IDS_DTYPES},
     [KP_KF_GATHER] = {KP_MODULE_INDEXING, "gather_%s", KP_SUFFIX_IDS_SIZES},
     [KP_KF_SCATTER] = {KP_MODULE_INDEXING, "scatter_%s", KP_SUFFIX_IDS_SIZES},
     [KP_KF_SCATTER_ADD] = {KP_MODULE_INDEXING, "scatter_add_%s", KP_SUFFIX_IDS_DTYPES},

@@ -175,12 +175,17 @@ START_TEST(test_kernel_choice)
     ck_assert_int_eq(kp_scatter(stream, &g_src, &g_dst, &g_rows, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "copy_rows_i64_x64");
     ck_assert_int_eq(kp_scatter_add(stream, &g_src, &g_dst, &g_rows, 0, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "scatter_add_i64_f64");  /* adds stay element-wise */
+    ck_assert_str_eq(fake.last_kernel, "add_rows_i64_f64");  /* row additions */
     ck_assert_int_eq(kp_scatter_add(stream, &g_src, &g_dst, &g_ids, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_add_i64_f64");
     kp_tensor u8_dst = unit_tensor(buf, KP_DTYPE_U8, 2, (int64_t[]){10, 8}, 0);
     kp_tensor u8_src = unit_tensor(buf, KP_DTYPE_U8, 2, (int64_t[]){4, 8}, 200);
     ck_assert_int_eq(kp_index_add(stream, &u8_dst, &u8_src, &x, 0, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "add_rows_u32_u8");
+    kp_tensor u8_cols = u8_src;  /* a column-major src: element-wise additions */
+    u8_cols.layout.strides[0] = 1;
+    u8_cols.layout.strides[1] = 4;
+    ck_assert_int_eq(kp_index_add(stream, &u8_dst, &u8_cols, &x, 0, NULL), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "scatter_add_u32_u8");
 
     /* empty work launches nothing */
