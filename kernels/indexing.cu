@@ -84,24 +84,40 @@ KP_DEVICE void kp_zero_row(T *d, kp_idx len, kp_idx lane, kp_idx lanes) {
         d[k] = T();
 }
 
-// The pairs of a row of 16-bit floats added two per atomic
-// (kp_atomic_add_pair) where both rows are 4-byte aligned; returns the
-// elements done (none for other types).
-template <typename T> KP_DEVICE kp_idx kp_add_pairs(T *, const T *, kp_idx, kp_idx, kp_idx) { return 0; }
+// The leading part of a row added several elements per atomic: 16 bytes
+// per sm_90 vector reduction (kp_red16) where both rows are 16-byte
+// aligned, else, for 16-bit floats, pairs (kp_atomic_add_pair) where both
+// are 4-byte aligned. Returns the elements done (none for other types).
+template <typename T> KP_DEVICE kp_idx kp_add_vectors(T *, const T *, kp_idx, kp_idx, kp_idx) { return 0; }
 template <typename T>
-KP_DEVICE kp_idx kp_add_pairs16(T *d, const T *s, kp_idx len, kp_idx lane, kp_idx lanes) {
-    if ((uintptr_t)d % 4 || (uintptr_t)s % 4)
-        return 0;
-    const kp_idx pairs = len / 2;
-    for (kp_idx k = lane; k < pairs; k += lanes)
-        kp_atomic_add_pair(d + 2 * k, s[2 * k], s[2 * k + 1]);
-    return 2 * pairs;
+KP_DEVICE kp_idx kp_add_wide(T *d, const T *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+#if KP_HAS_ATOMIC_ADD16
+    if (kp_aligned16(d) && kp_aligned16(s)) {
+        constexpr int N = 16 / (int)sizeof(T);
+        const kp_idx nv = len / N;
+        for (kp_idx v = lane; v < nv; v += lanes)
+            kp_red16<T>::add(d + N * v, reinterpret_cast<const uint4 *>(s)[v]);
+        return nv * N;
+    }
+#endif
+    if constexpr (sizeof(T) == 2) {
+        if ((uintptr_t)d % 4 == 0 && (uintptr_t)s % 4 == 0) {
+            const kp_idx pairs = len / 2;
+            for (kp_idx k = lane; k < pairs; k += lanes)
+                kp_atomic_add_pair(d + 2 * k, s[2 * k], s[2 * k + 1]);
+            return 2 * pairs;
+        }
+    }
+    return 0;
 }
-KP_DEVICE kp_idx kp_add_pairs(kp_f16 *d, const kp_f16 *s, kp_idx len, kp_idx lane, kp_idx lanes) {
-    return kp_add_pairs16(d, s, len, lane, lanes);
+KP_DEVICE kp_idx kp_add_vectors(float *d, const float *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+    return kp_add_wide(d, s, len, lane, lanes);
 }
-KP_DEVICE kp_idx kp_add_pairs(kp_bf16 *d, const kp_bf16 *s, kp_idx len, kp_idx lane, kp_idx lanes) {
-    return kp_add_pairs16(d, s, len, lane, lanes);
+KP_DEVICE kp_idx kp_add_vectors(kp_f16 *d, const kp_f16 *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+    return kp_add_wide(d, s, len, lane, lanes);
+}
+KP_DEVICE kp_idx kp_add_vectors(kp_bf16 *d, const kp_bf16 *s, kp_idx len, kp_idx lane, kp_idx lanes) {
+    return kp_add_wide(d, s, len, lane, lanes);
 }
 
 // d[k] += s[k] for len elements with `lanes` threads (this one is `lane`),
@@ -109,7 +125,7 @@ KP_DEVICE kp_idx kp_add_pairs(kp_bf16 *d, const kp_bf16 *s, kp_idx len, kp_idx l
 template <typename T>
 KP_DEVICE void kp_add_row(T *d, const T *s, kp_idx len, kp_idx lane, kp_idx lanes,
                           const kp_byte_span &span) {
-    for (kp_idx k = kp_add_pairs(d, s, len, lane, lanes) + lane; k < len; k += lanes)
+    for (kp_idx k = kp_add_vectors(d, s, len, lane, lanes) + lane; k < len; k += lanes)
         kp_atomic_add(d + k, s[k], span);
 }
 

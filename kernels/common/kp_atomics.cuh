@@ -152,6 +152,37 @@ KP_DEVICE void kp_atomic_add_pair(kp_bf16 *p, kp_bf16 lo, kp_bf16 hi) {
 }
 #endif
 
+// Adds 16 bytes of values (four f32, eight f16 or bf16) at a 16-byte
+// aligned p in one reduction (sm_90's vector red; each element rounds as a
+// scalar atomic add does). KP_HAS_ATOMIC_ADD16 says where it exists.
+#if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define KP_HAS_ATOMIC_ADD16 1
+template <typename T> struct kp_red16;
+template <> struct kp_red16<float> {
+    static KP_DEVICE void add(float *p, uint4 v) {
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(__uint_as_float(v.x)),
+                     "f"(__uint_as_float(v.y)), "f"(__uint_as_float(v.z)), "f"(__uint_as_float(v.w))
+                     : "memory");
+    }
+};
+template <> struct kp_red16<kp_f16> {
+    static KP_DEVICE void add(kp_f16 *p, uint4 v) {
+        asm volatile("red.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x),
+                     "r"(v.y), "r"(v.z), "r"(v.w)
+                     : "memory");
+    }
+};
+template <> struct kp_red16<kp_bf16> {
+    static KP_DEVICE void add(kp_bf16 *p, uint4 v) {
+        asm volatile("red.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x),
+                     "r"(v.y), "r"(v.z), "r"(v.w)
+                     : "memory");
+    }
+};
+#else
+#define KP_HAS_ATOMIC_ADD16 0
+#endif
+
 // *p = max(*p, v) for 64-bit unsigned words, skipping the atomic when a
 // plain read already shows a value at least as large.
 KP_DEVICE void kp_atomic_max_u64(unsigned long long *p, unsigned long long v) {
