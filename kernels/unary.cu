@@ -41,10 +41,10 @@ template <typename F> KP_DEVICE bool kp_is_neg_inf(F x) { return x < F(0) && isi
 // x * sigmoid(t) = x / (1 + exp(-t)), through e = exp(-|t|) so that exp
 // never overflows: for t < 0 it is x e / (1 + e), which keeps tiny results
 // (exp(-t) = inf would turn them into 0). NaN t gives NaN.
-template <typename F> KP_DEVICE F kp_div_bounded(F a, F b) { return a / b; }
+// (kp_unary_lowp.cuh has the 16-bit version.)
 template <typename F> KP_DEVICE F kp_mul_sigmoid(F x, F t) {
     const F e = kp_exp(-kp_fabs(t));
-    return kp_div_bounded(t >= F(0) ? x : x * e, F(1) + e);
+    return (t >= F(0) ? x : x * e) / (F(1) + e);
 }
 
 // Wrapping integer negation: signed overflow is undefined in C++, so go
@@ -130,6 +130,7 @@ struct kp_op_gelu {
         const F y = kp_mul_sigmoid(x, two_u);
         return kp_is_neg_inf(x) ? F(-0.0) : y;
     }
+    KP_DEVICE static kp_lowp apply(kp_lowp x, kp_lowp) { return kp_lowp_gelu(x); }
 };
 // gelu, erf form: 0.5 x (1 + erf(x / sqrt 2)) == 0.5 x erfc(-x / sqrt 2);
 // erfc avoids the cancellation of 1 + erf for negative x.
