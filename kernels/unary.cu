@@ -139,6 +139,7 @@ struct kp_op_gelu_erf {
         const F y = F(0.5) * x * kp_erfc(x * F(-0.70710678118654752));
         return kp_is_neg_inf(x) ? F(-0.0) : y;
     }
+    KP_DEVICE static kp_lowp apply(kp_lowp x, kp_lowp) { return kp_lowp_gelu_erf(x); }
 };
 struct kp_op_silu {  // x / (1 + exp(-x)); -0 at -inf
     template <typename F> KP_DEVICE static F apply(F x, F) {

@@ -114,11 +114,12 @@ KP_API kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tens
  * below: gelu 2 / 3 / 13 / 35 / 182 ulp, gelu_erf 5 / 4 / 12 / 23 / 189 ulp
  * (tests/gpu/test_unary.c sweeps them and asserts 6 + 8|v|/(1 + e^v) ulp for
  * gelu, v its sigmoid's argument, and 8 + 2x^2 ulp for gelu_erf). f16 and
- * bf16 compute in f32, using the hardware's fast exp, log, sin, cos and
- * reciprocal square root where their few-f32-ulp error cannot show in 16
- * bits, then round to nearest even: for every one of the 65536 inputs of
- * every op the result is within one 16-bit ulp. Results below the normal
- * range may lose precision. Integer dtypes support copy, abs, sign, sqr and
+ * bf16 compute in f32, using the hardware's fast exp, log, sin, cos,
+ * reciprocal and reciprocal square root where their few-f32-ulp error
+ * cannot show in 16 bits, and for gelu_erf a polynomial fit of erfc (within
+ * 3e-7 relative), then round to nearest even: for every one of the 65536
+ * inputs of every op the result is within one 16-bit ulp. Results below the
+ * normal range may lose precision. Integer dtypes support copy, abs, sign, sqr and
  * relu, and i64 also neg; integer arithmetic wraps (abs and neg of
  * INT64_MIN give INT64_MIN), and abs and relu are the identity for u8 and
  * u32. Any other (op, dtype) pair fails with KP_ERR_UNSUPPORTED.
