@@ -38,8 +38,19 @@ template <int N, typename T> KP_DEVICE bool kp_aligned(const T *p)
     return (uintptr_t)p % sizeof(kp_vec<T, N>) == 0;
 }
 
-// y[i] = f(x[i]) for i < n, both contiguous.
-template <typename Tin, typename Tout, typename F>
+// f applied to each element of a vector.
+template <typename Tout, typename Tin, int N, typename F>
+KP_DEVICE kp_vec<Tout, N> kp_map_vec(const kp_vec<Tin, N> &a, F f) {
+    kp_vec<Tout, N> r;
+#pragma unroll
+    for (int k = 0; k < N; k++) r.v[k] = f(a.v[k]);
+    return r;
+}
+
+// y[i] = f(x[i]) for i < n, both contiguous. With U > 1 a thread loads U
+// vectors (a grid stride apart, so each load stays coalesced) before it
+// computes and stores any: U times the bytes in flight.
+template <int U = 1, typename Tin, typename Tout, typename F>
 KP_DEVICE void kp_map_contiguous(kp_idx n, const Tin *x, Tout *y, F f) {
     constexpr int N = kp_lanes<Tin, Tout>::value;
     const kp_idx tid = kp_thread_index(), step = kp_thread_count();
@@ -48,13 +59,16 @@ KP_DEVICE void kp_map_contiguous(kp_idx n, const Tin *x, Tout *y, F f) {
         const kp_idx nvec = n / N;
         const kp_vec<Tin, N> *xv = reinterpret_cast<const kp_vec<Tin, N> *>(x);
         kp_vec<Tout, N> *yv = reinterpret_cast<kp_vec<Tout, N> *>(y);
-        for (kp_idx i = tid; i < nvec; i += step) {
-            const kp_vec<Tin, N> a = xv[i];
-            kp_vec<Tout, N> r;
+        kp_idx i = tid;
+        for (; i + (U - 1) * step < nvec; i += U * step) {
+            kp_vec<Tin, N> a[U];
 #pragma unroll
-            for (int k = 0; k < N; k++) r.v[k] = f(a.v[k]);
-            yv[i] = r;
+            for (int u = 0; u < U; u++) a[u] = xv[i + u * step];
+#pragma unroll
+            for (int u = 0; u < U; u++) yv[i + u * step] = kp_map_vec<Tout>(a[u], f);
         }
+        if constexpr (U > 1)
+            for (; i < nvec; i += step) yv[i] = kp_map_vec<Tout>(xv[i], f);
         done = nvec * N;
     }
     for (kp_idx i = done + tid; i < n; i += step) y[i] = f(x[i]);
