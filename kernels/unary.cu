@@ -183,9 +183,9 @@ template <typename T> struct kp_unary_fn<T, kp_op_copy> {
     __device__ T operator()(T x) const { return x; }
 };
 
-#define KP_UNARY(OP, NAME, T)                                                                \
+#define KP_UNARY(OP, NAME, T, VPT)                                                           \
     KP_KERNEL void OP##_##NAME(kp_idx n, const T *x, T *y, kp_compute<T>::type param) {     \
-        kp_map_contiguous(n, x, y, kp_unary_fn<T, kp_op_##OP>{param});                       \
+        kp_map_contiguous<VPT>(n, x, y, kp_unary_fn<T, kp_op_##OP>{param});                 \
     }                                                                                        \
     KP_KERNEL KP_STRIDED_BOUNDS void                                                         \
     OP##_strided_##NAME(kp_idx n, kp_strided layout, const T *x, T *y,                       \
@@ -193,12 +193,12 @@ template <typename T> struct kp_unary_fn<T, kp_op_copy> {
         kp_map_strided(n, layout, x, y, kp_unary_fn<T, kp_op_##OP>{param});                  \
     }
 
-// The dtype sets of kp_unary_ops.h: X(op, suffix, storage type).
-#define KP_UNARY_FOR_FLOATS(X, OP) \
-    X(OP, f32, float) X(OP, f64, double) X(OP, f16, kp_f16) X(OP, bf16, kp_bf16)
-#define KP_UNARY_FOR_SIGNED(X, OP) KP_UNARY_FOR_FLOATS(X, OP) X(OP, i64, int64_t)
-#define KP_UNARY_FOR_DTYPES(X, OP) \
-    KP_UNARY_FOR_SIGNED(X, OP) X(OP, u8, uint8_t) X(OP, u32, uint32_t)
+// The dtype sets of kp_unary_ops.h: X(op, suffix, storage type, VPT).
+#define KP_UNARY_FOR_FLOATS(X, OP, V) \
+    X(OP, f32, float, V) X(OP, f64, double, V) X(OP, f16, kp_f16, V) X(OP, bf16, kp_bf16, V)
+#define KP_UNARY_FOR_SIGNED(X, OP, V) KP_UNARY_FOR_FLOATS(X, OP, V) X(OP, i64, int64_t, V)
+#define KP_UNARY_FOR_DTYPES(X, OP, V) \
+    KP_UNARY_FOR_SIGNED(X, OP, V) X(OP, u8, uint8_t, V) X(OP, u32, uint32_t, V)
 
-#define KP_UNARY_OP_KERNELS(ID, OP, SET) KP_UNARY_FOR_##SET(KP_UNARY, OP)
+#define KP_UNARY_OP_KERNELS(ID, OP, SET, VPT) KP_UNARY_FOR_##SET(KP_UNARY, OP, VPT)
 KP_UNARY_OPS(KP_UNARY_OP_KERNELS)

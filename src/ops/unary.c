@@ -8,12 +8,13 @@
 struct unary_op_info {
     const char *name;
     enum kp_family_id contiguous, strided;
+    unsigned vectors_per_thread;  /* the contiguous kernel's, kp_unary_ops.h */
 };
 
 /* One row per op of kp_unary_ops.h, at its public enum value. */
 static const struct unary_op_info unary_ops[] = {
-#define KP_UNARY_OP_ROW(ID, name, set) \
-    [KP_UNARY_##ID] = {#name, KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED},
+#define KP_UNARY_OP_ROW(ID, name, set, vpt) \
+    [KP_UNARY_##ID] = {#name, KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED, vpt},
     KP_UNARY_OPS(KP_UNARY_OP_ROW)
 #undef KP_UNARY_OP_ROW
 };
@@ -23,6 +24,22 @@ _Static_assert(sizeof(unary_ops) / sizeof(unary_ops[0]) == KP_UNARY_OP_COUNT,
 const char *kp_unary_op_name(kp_unary_op op)
 {
     return (unsigned)op < KP_UNARY_OP_COUNT ? unary_ops[op].name : NULL;
+}
+
+/* Grid of the contiguous kernels over `vectors` 16-byte vectors, as
+ * kp_unary_ops.h says: covering them once at `vpt` vectors a thread, or,
+ * for vpt 1, kp_launch_1d's grid-stride grid. Either is correct for any n:
+ * the kernels' loops take whatever the grid leaves. */
+static struct kp_launch_dims contiguous_dims(const kp_device *dev, uint64_t vectors, unsigned vpt)
+{
+    enum { BLOCK = 256 };
+    if (vpt <= 1)
+        return kp_launch_1d(dev, vectors, BLOCK);
+    uint64_t blocks = (vectors + (uint64_t)vpt * BLOCK - 1) / ((uint64_t)vpt * BLOCK);
+    if (blocks > 0x7fffffffu)
+        blocks = 0x7fffffffu;
+    struct kp_launch_dims d = {{(unsigned)(blocks ? blocks : 1), 1, 1}, {BLOCK, 1, 1}, 0, 0};
+    return d;
 }
 
 /* The kernels take param in the dtype's compute type; integer kernels
@@ -101,9 +118,9 @@ kp_status kp_unary(kp_stream *stream, kp_unary_op op, const kp_tensor *dst,
     void *x = kp_tensor_base(src), *y = kp_tensor_base(dst);
     kp_device *dev = stream->device;
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&src->layout)) {
-        /* One thread per 16-byte vector; the kernels' grid-stride loops do the rest. */
         uint64_t lanes = 16 / kp_dtype_size(dst->dtype);
-        struct kp_launch_dims dims = kp_launch_1d(dev, (n + lanes - 1) / lanes, 256);
+        struct kp_launch_dims dims =
+            contiguous_dims(dev, (n + lanes - 1) / lanes, unary_ops[op].vectors_per_thread);
         void *args[] = {&n, &x, &y, &p};
         return kp_launch_family(stream, unary_ops[op].contiguous, dst->dtype, &dims, args);
     }
