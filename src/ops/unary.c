@@ -36,8 +36,8 @@ static struct kp_launch_dims contiguous_dims(const kp_device *dev, uint64_t vect
     if (vpt <= 1)
         return kp_launch_1d(dev, vectors, BLOCK);
     uint64_t blocks = (vectors + (uint64_t)vpt * BLOCK - 1) / ((uint64_t)vpt * BLOCK);
-    if (blocks > 0x7fffffffu)
-        blocks = 0x7fffffffu;
+    if (blocks > 0x7fffffffu / BLOCK)  /* grid x block < 2^31 for HIP */
+        blocks = 0x7fffffffu / BLOCK;
     struct kp_launch_dims d = {{(unsigned)(blocks ? blocks : 1), 1, 1}, {BLOCK, 1, 1}, 0, 0};
     return d;
 }
