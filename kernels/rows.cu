@@ -292,16 +292,19 @@ struct kp_layernorm_algo {
     template <typename C> static KP_DEVICE C pad() { return C(0); }
 
     // The moments of what src holds of r's elements, over the group: the
-    // mean, then M2 around it. A streamed row (VEC: the stream kernels; the
-    // strided ones spilled) is read once for both: each slot's moments are
-    // merged into the thread's by kp_op_moments, so the row is read twice in
-    // all, not three times (H100, f32 rows of 32000-151936 over many rows:
-    // 47-58 -> 58-61 % of copy, 16-bit 42-57 -> 47-62).
+    // mean, then M2 around it. A row of the stream kernels (kp_src_unroll >
+    // 1) is read once for both: each slot's moments are merged into the
+    // thread's by kp_op_moments, so the row is read twice in all, not three
+    // times (H100, f32 rows of 32000-151936 over many rows: 47-58 -> 58-61 %
+    // of copy, 16-bit 42-57 -> 47-62). Not in the other kernels' streamed
+    // fallback: registers go to a kernel's largest path, and this one took
+    // layernorm_f16's cached rows of 1000 from 61 to 56 %; the strided
+    // kernels spilled.
     template <typename T, bool VEC, typename I, bool FULL, typename Src,
               typename C = typename kp_compute<T>::type>
     static KP_DEVICE kp_moments<C> moments(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src) {
         constexpr int N = kp_row<T, VEC, I, FULL>::N;
-        if constexpr (Src::streamed && VEC) {
+        if constexpr (VEC && kp_src_unroll<Src>::value > 1) {
             const kp_op_moments<C> op;
             kp_moments<C> mo = op.identity();
             src.each([&](I k, C (&v)[N]) { mo = op(mo, slot_moments(r, k, v)); });

@@ -190,6 +190,15 @@ template <typename T, bool VEC, int U = 1> struct kp_row_streamed {
 // and 32-bit rows, whose kernels then fit two blocks a multiprocessor (H200:
 // 16-bit rows of 32000-151936 went from 37-45 % of copy with 4 slots and
 // one block to 52-65 %, f32 ones of 128256 and more from 54-58 to 61-62).
+// A row source's slots read at once: > 1 only for kp_row_streamed in the
+// stream kernels (kp_rows_stream_unroll), 0 for cached rows.
+template <typename Src> struct kp_src_unroll {
+    static constexpr int value = 0;
+};
+template <typename T, bool VEC, int U> struct kp_src_unroll<kp_row_streamed<T, VEC, U>> {
+    static constexpr int value = U;
+};
+
 template <typename T> struct kp_rows_stream_unroll {
     static constexpr int value = sizeof(T) == 8 ? 4 : 2;
 };
