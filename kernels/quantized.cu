@@ -416,7 +416,8 @@ KP_QMV_ACT(bf16, kp_bf16)
 
 // ----------------------------------------------------- mat-vec: products
 //
-// A thread block computes R weight rows (KP_QMV_ROWS_FOR) against every batch row,
+// A thread block computes R weight rows (KP_QMV_ROWS_FOR, KP_QMOE_ROWS)
+// against every batch row,
 // walking the columns in tiles of KP_QMV_ITEMS 32-element items: thread t
 // takes item t of each tile, for all the block's rows. The tile's weight
 // bytes arrive with coalesced 16-byte copies into shared memory (items are
@@ -631,11 +632,11 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
 // The activations come from the kernel queued just before this one
 // (qmatvec_act_*), which this one may overlap (KP_LAUNCH_OVERLAP_PRIOR):
 // the first weight tiles are queued before waiting for it.
-template <int F, int B>
+template <int F, int B, int R = KP_QMV_ROWS_FOR(F, B)>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
-    constexpr int R = KP_QMV_ROWS_FOR(F, B), WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
+    constexpr int WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
     typedef kp_qmv_shape<D, R> S;
     constexpr int stage_bytes = R * S::tile_bytes + 16;  // + the slack kp_qld_run reads
     __shared__ __align__(16) uint8_t stages[STAGES * stage_bytes];
@@ -780,7 +781,7 @@ KP_DEVICE void kp_qmoe(const kp_qmoe_args &m, const uint8_t *w, const int8_t *ac
         return;
     }
     const kp_idx xr = m.x_per_slot ? p : (kp_idx)t;
-    kp_qmatvec<F, 1>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
+    kp_qmatvec<F, 1, KP_QMOE_ROWS>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
                      act_meta + xr * meta_stride, y);
 }
 

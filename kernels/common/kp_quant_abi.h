@@ -16,8 +16,8 @@
  * every format. */
 #define KP_QMV_BLOCK 64
 #define KP_QMV_ITEMS KP_QMV_BLOCK
-/* Weight rows a block computes, by format id and batch rows:
- * qmatvec_<format>_b<batch>, and qmoe_<format> (batch 1). Two rows (twice
+/* Weight rows a block of qmatvec_<format>_b<batch> computes, by format id
+ * and batch rows. Two rows (twice
  * the blocks, fewer registers) measured faster than four on an H100
  * (kp-bench, 4096 x 14336 and 14336 x 4096, % of copy) at batch 1 for the
  * 4- and 8-bit formats with one scale per item: Q4_0 77 -> 79, Q4_1 81 ->
@@ -29,6 +29,10 @@
     ((f) == KP_QF_Q4_0 || (f) == KP_QF_Q4_1 || (f) == KP_QF_Q4_K || (f) == KP_QF_Q8_0 || \
      (f) == KP_QF_Q8_1 || (f) == KP_QF_Q8_K)
 #define KP_QMV_ROWS_FOR(format, batch) ((batch) == 1 && KP_QMV_TWO_ROWS(format) ? 2 : 4)
+/* The per-pair mixture-of-experts mat-vec (qmoe_<format>) keeps four rows
+ * for every format: two took Q4_0 from 86 to 77 % of copy and Q4_K from 83
+ * to 77 there (H100, 2 of 8 experts of 14336 x 4096, one token). */
+#define KP_QMOE_ROWS 4
 
 /* The mat-mat (qmatmul_<format>_n<NB>): a block of KP_QMM_BLOCK threads
  * computes a tile of KP_QMM_ROWS(NB) weight rows x NB activation rows, NB

@@ -216,8 +216,7 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
     void *y = kp_tensor_base(dst), *word = kp_index_status_word(status);
     if (m.pairs >= QMOE_GROUPED_MIN_PAIRS_PER_EXPERT * n_experts || m.pairs > 65535)
         return moe_grouped(stream, &m, (int)experts->format, wp, qs, meta, idp, group, y, word);
-    int block_rows = KP_QMV_ROWS_FOR((int)experts->format, 1);
-    uint64_t row_blocks = ((uint64_t)rows + block_rows - 1) / block_rows;
+    uint64_t row_blocks = ((uint64_t)rows + KP_QMOE_ROWS - 1) / KP_QMOE_ROWS;
     if (row_blocks > (1u << 30))
         row_blocks = 1u << 30;
     /* a pair a block row; as the mat-vec, the products may start while the

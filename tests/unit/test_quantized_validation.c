@@ -114,8 +114,7 @@ START_TEST(test_moe_paths)
     ck_assert_int_eq(moe(1, 2, 4, ws), KP_OK);
     ck_assert_int_eq(launches() - before, 2);
     ck_assert_str_eq(fake.last_kernel, "qmoe_q4_0");
-    /* 8 rows, KP_QMV_ROWS_FOR (2 for Q4_0 at batch 1) a block */
-    ck_assert_uint_eq(fake.last_dims.grid[0], 8 / KP_QMV_ROWS_FOR(KP_QF_Q4_0, 1));
+    ck_assert_uint_eq(fake.last_dims.grid[0], 8 / KP_QMOE_ROWS);  /* 8 rows, KP_QMOE_ROWS a block */
     ck_assert_uint_eq(fake.last_dims.grid[1], 2);
     /* 4+ pairs per expert: activations, the lists, then the tiles of pairs
      * (at most pairs / 16 + experts of them) */
