@@ -162,7 +162,7 @@ struct kp_softmax_algo {
     // A chunk whose max is -inf sums exp(x) (0, or NaN from a NaN), so that
     // it adds nothing to a row with a finite max and its NaN still spreads;
     // a row of -inf is NaN, as in the one-block kernels.
-    static constexpr int parts = 2;
+    static constexpr int parts = KP_ROWS_SOFTMAX_PARTS;
     template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
     KP_DEVICE void chunk_partial(const kp_row<T, VEC, I, FULL> &, const kp_group &g, Src &src,
                                  C (&p)[parts]) const {
@@ -234,7 +234,7 @@ struct kp_rmsnorm_algo {
     }
 
     // Split rows (kp_rows_split): a chunk's sum of squares.
-    static constexpr int parts = 1;
+    static constexpr int parts = KP_ROWS_RMSNORM_PARTS;
     template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
     KP_DEVICE void chunk_partial(const kp_row<T, VEC, I, FULL> &, const kp_group &g, Src &src,
                                  C (&p)[parts]) const {
@@ -388,7 +388,7 @@ struct kp_layernorm_algo {
 
     // Split rows (kp_rows_split): a chunk's moments, combined by
     // kp_op_moments (each lane folds a few chunks, then the wave).
-    static constexpr int parts = 3;
+    static constexpr int parts = KP_ROWS_LAYERNORM_PARTS;
     template <typename T, bool VEC, typename I, bool FULL, typename Src, typename C>
     KP_DEVICE void chunk_partial(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src,
                                  C (&p)[parts]) const {

@@ -79,6 +79,12 @@ struct kp_rows_args {
 #define KP_ROWS_WEIGHT 2   /* norms: multiply by weight */
 #define KP_ROWS_BIAS 4     /* layernorm: add bias */
 #define KP_ROWS_SPLIT_FINAL 8  /* <op>_split: the second launch (see kernels/rows.cu) */
+/* Values of the compute type each chunk of a split row leaves in the
+ * stream's scratch: softmax its max and sum, rmsnorm its sum of squares,
+ * layernorm its count, mean and M2 (kernels/rows.cu, src/ops/rows.c). */
+#define KP_ROWS_SOFTMAX_PARTS 2
+#define KP_ROWS_RMSNORM_PARTS 1
+#define KP_ROWS_LAYERNORM_PARTS 3
 
 /* Rotary embedding over x of logical shape (b, h, t, d): every layout is
  * described by strides in that order. The rotated pairs are (2j, 2j+1)

@@ -35,10 +35,10 @@ static const enum kp_family_id row_families[3][5] = {
                        KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT},
 };
 
-/* Values of the compute type a chunk of a split row leaves in the scratch
- * (Algo::parts in kernels/rows.cu): softmax its max and sum, rmsnorm its
- * sum of squares, layernorm its count, mean and M2. */
-static const uint64_t split_parts[3] = {[ROW_SOFTMAX] = 2, [ROW_RMSNORM] = 1, [ROW_LAYERNORM] = 3};
+/* Values a chunk of a split row leaves in the scratch (kp_kernel_abi.h). */
+static const uint64_t split_parts[3] = {[ROW_SOFTMAX] = KP_ROWS_SOFTMAX_PARTS,
+                                        [ROW_RMSNORM] = KP_ROWS_RMSNORM_PARTS,
+                                        [ROW_LAYERNORM] = KP_ROWS_LAYERNORM_PARTS};
 
 static bool is_float(kp_dtype dt)
 {
