@@ -10,8 +10,8 @@
  * block; longer rows are sorted in tiles and then merged. */
 #define KP_SORT_TILE 2048
 #define KP_SORT_BLOCK 256
-/* Outputs per thread of a merge pass (divides KP_SORT_TILE). */
-#define KP_SORT_MERGE_ITEMS 8
+/* Items each thread of a sorting or merging block holds (TILE / BLOCK). */
+#define KP_SORT_ITEMS 8
 
 /* One argsort: `rows` rows of `ncols` keys. Row r starts where the `outer`
  * kp_strided layout (operand 0 dst, operand 1 src, over the dims before

@@ -191,8 +191,7 @@ kp_status kp_argsort(kp_stream *stream, const kp_tensor *dst, const kp_tensor *s
     void *tile_args[] = {&p, &outer, &x, &keys[0], &idx[0]};
     st = kp_launch_family(stream, KP_KF_ARGSORT_TILES, src->dtype, &dims, tile_args);
 
-    uint64_t chunks = shape.rows * ((shape.ncols + KP_SORT_MERGE_ITEMS - 1) / KP_SORT_MERGE_ITEMS);
-    dims = kp_launch_1d(dev, chunks, KP_SORT_BLOCK);
+    dims = block_grid(dev, tiles, KP_SORT_BLOCK);  /* a block makes a tile of outputs at a time */
     int cur = 0;
     for (uint64_t width = KP_SORT_TILE; st == KP_OK && width < shape.ncols; width *= 2) {
         struct kp_sort_merge m = {p.rows, p.ncols, (int64_t)width, p.dst_col_stride};
