@@ -2,21 +2,23 @@
 //
 // Each key becomes an unsigned integer whose order is the sort order (floats:
 // sign-magnitude flipped, every NaN above +Inf, -0 equal to +0; descending:
-// all bits inverted), and items are (key, column) pairs compared
-// lexicographically. The column breaks ties, so the order is total and the
-// sort is stable for both directions.
+// all bits inverted); equal keys keep their column order.
 //
 // Rows of up to KP_SORT_TILE keys: one block sorts whole rows (several short
-// rows per block) with a bitonic network over the block's registers: each
-// thread holds KP_SORT_ITEMS consecutive positions, partners in the same
-// wave trade through shuffles and only the widest strides go through shared
-// memory. Longer rows: the tiles kernel sorts KP_SORT_TILE-key tiles into a
-// scratch array, then merge passes double the sorted run length (one launch
-// each, ping-ponging between two scratch arrays); the last pass writes the
-// columns to dst. A merge block stages its inputs in shared memory, so
-// global reads and writes stay coalesced.
+// rows per block). Rows longer than KP_SORT_RADIX_MIN keys go through a
+// least-significant-digit radix sort of the block's tile, 8 bits a pass (a
+// last pass on the row within the tile when a tile holds several rows);
+// shorter rows through a bitonic network over the block's registers.
 //
-// Shuffles stay inside a wave of KP_WAVE_SIZE lanes, whatever that is.
+// Longer rows: a radix sort of each whole row, 8 bits a pass, in three
+// steps: count each tile's digits (the first pass's counts come with the
+// conversion of the keys into a scratch array), scan the counts of a row in
+// (digit, tile) order, and scatter each tile's items, ranked stably within
+// the tile, to their digit's place in the row. Passes ping-pong between two
+// scratch arrays of (key, column); the last one writes the columns to dst.
+//
+// A block ranks a tile's digits wave by wave with ballots: the lanes sharing
+// a digit find each other in 8 ballots. Nothing assumes a wave size.
 #include "kp_elementwise.cuh"
 #include "kp_sort_abi.h"
 
@@ -77,14 +79,12 @@ template <typename K> KP_DEVICE bool kp_item_less(K ka, uint32_t ia, K kb, uint3
     return ka < kb || (ka == kb && ia < ib);
 }
 
-// Padding items sort after every real one (real columns are < UINT32_MAX).
-#define KP_SORT_PAD_INDEX 0xffffffffu
 template <typename K> KP_DEVICE K kp_all_ones() { return (K)~(K)0; }
 
 // Shared-memory slot of tile position q: one pad word every 32 keeps the
 // blocked reads (KP_SORT_ITEMS consecutive positions a thread) free of bank
-// conflicts. The arrays also hold KP_SORT_ITEMS spare slots past the tile.
-#define KP_SORT_SMEM (KP_SORT_TILE + KP_SORT_TILE / 32 + KP_SORT_ITEMS)
+// conflicts.
+#define KP_SORT_SMEM (KP_SORT_TILE + KP_SORT_TILE / 32)
 KP_DEVICE unsigned kp_sort_slot(unsigned q) { return q + (q >> 5); }
 
 // A key from lane (lane ^ m): shuffles move 32-bit words.
@@ -98,7 +98,8 @@ template <typename K> KP_DEVICE K kp_sort_shfl(K v, int m) {
     return (K)kp_shfl_xor((uint32_t)v, m, KP_WAVE_SIZE);
 }
 
-// The items of one thread: tile positions tid * KP_SORT_ITEMS + r.
+// The items of one thread (bitonic: tile positions tid * KP_SORT_ITEMS + r;
+// radix: kp_wave_pos(r)).
 template <typename K> struct kp_sort_items {
     K key[KP_SORT_ITEMS];
     uint32_t idx[KP_SORT_ITEMS];
@@ -140,11 +141,9 @@ KP_DEVICE void kp_bitonic_keep(kp_sort_items<K> &it, int r, K pk, uint32_t pi, u
     }
 }
 
-// Sorts each run of 2^seg_log2 tile positions ascending. Partners within a
-// thread swap in registers, within a wave by shuffles, across waves through
-// shared memory (sk/si, KP_SORT_TILE slots). Every thread of the block calls it.
-template <typename K>
-KP_DEVICE void kp_bitonic_sort(kp_sort_items<K> &it, int seg_log2, K *sk, uint32_t *si) {
+// Sorts each run of 2^seg_log2 tile positions ascending, runs shorter than
+// KP_SORT_RADIX_MIN: partners are in the same thread or the same wave.
+template <typename K> KP_DEVICE void kp_bitonic_sort(kp_sort_items<K> &it, int seg_log2) {
     const unsigned seg = 1u << seg_log2;
     for (unsigned k = 2; k <= seg; k <<= 1) {
         for (unsigned j = k >> 1; j > 0; j >>= 1) {
@@ -154,7 +153,7 @@ KP_DEVICE void kp_bitonic_sort(kp_sort_items<K> &it, int seg_log2, K *sk, uint32
                 kp_bitonic_in_thread<K, 2>(it, k, seg);
             } else if (j == 4) {
                 kp_bitonic_in_thread<K, 4>(it, k, seg);
-            } else if (j < KP_SORT_ITEMS * KP_WAVE_SIZE) {
+            } else {
                 const unsigned m = j / KP_SORT_ITEMS;
 #pragma unroll
                 for (int r = 0; r < KP_SORT_ITEMS; r++) {
@@ -162,31 +161,19 @@ KP_DEVICE void kp_bitonic_sort(kp_sort_items<K> &it, int seg_log2, K *sk, uint32
                     const uint32_t pi = kp_shfl_xor(it.idx[r], (int)m, KP_WAVE_SIZE);
                     kp_bitonic_keep(it, r, pk, pi, m, k, seg);
                 }
-            } else {
-                const unsigned m = j / KP_SORT_ITEMS;
-                __syncthreads();  // the previous use of sk/si is over
-#pragma unroll
-                for (int r = 0; r < KP_SORT_ITEMS; r++) {
-                    sk[r * KP_SORT_BLOCK + threadIdx.x] = it.key[r];
-                    si[r * KP_SORT_BLOCK + threadIdx.x] = it.idx[r];
-                }
-                __syncthreads();
-#pragma unroll
-                for (int r = 0; r < KP_SORT_ITEMS; r++) {
-                    const unsigned q = r * KP_SORT_BLOCK + (threadIdx.x ^ m);
-                    kp_bitonic_keep(it, r, sk[q], si[q], m, k, seg);
-                }
             }
         }
     }
 }
+static_assert(KP_SORT_RADIX_MIN / 2 < KP_SORT_ITEMS * KP_WAVE_SIZE,
+              "kp_bitonic_sort's partners are within a wave");
 static_assert(KP_SORT_ITEMS == 8, "kp_bitonic_sort's in-thread stages are j = 1, 2, 4");
 static_assert(KP_SORT_TILE == KP_SORT_ITEMS * KP_SORT_BLOCK, "a tile is a block's items");
 
 // Sorts the tile in sk/si (position q at slot kp_sort_slot(q), stored by the
-// caller, not yet synchronised) by runs of 2^seg_log2 and leaves it there in
-// the same slots, synchronised.
-template <typename K> KP_DEVICE void kp_sort_tile(int seg_log2, K *sk, uint32_t *si) {
+// caller, not yet synchronised) by runs of 2^seg_log2 < KP_SORT_RADIX_MIN
+// and leaves it there in the same slots, synchronised.
+template <typename K> KP_DEVICE void kp_bitonic_sort_tile(int seg_log2, K *sk, uint32_t *si) {
     kp_sort_items<K> it;
     __syncthreads();
 #pragma unroll
@@ -195,7 +182,7 @@ template <typename K> KP_DEVICE void kp_sort_tile(int seg_log2, K *sk, uint32_t 
         it.key[r] = sk[s];
         it.idx[r] = si[s];
     }
-    kp_bitonic_sort(it, seg_log2, sk, si);
+    kp_bitonic_sort(it, seg_log2);
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < KP_SORT_ITEMS; r++) {
@@ -206,91 +193,268 @@ template <typename K> KP_DEVICE void kp_sort_tile(int seg_log2, K *sk, uint32_t 
     __syncthreads();
 }
 
-// Rows of up to KP_SORT_TILE keys, 2^(log2(TILE) - seg_log2) rows per tile.
+// ---- block-wide radix ranking
+
+#define KP_SORT_WAVES (KP_SORT_BLOCK / KP_WAVE_SIZE)
+#define KP_RADIX_BITS 8
+#define KP_RADIX (1 << KP_RADIX_BITS)
+static_assert(KP_RADIX == KP_SORT_BLOCK, "one thread per digit scans the counts");
+
+struct kp_rank_smem {
+    uint32_t count[KP_SORT_WAVES][KP_RADIX];  // per wave; then the waves-before prefix
+    uint32_t start[KP_RADIX];                 // each digit's first position in the ranked tile
+    uint32_t wave_sum[KP_SORT_WAVES];
+};
+
+// Tile position of this thread's item r in the ranking order: each wave
+// takes KP_SORT_ITEMS * KP_WAVE_SIZE consecutive positions, item r of its
+// lanes KP_WAVE_SIZE consecutive ones (coalesced loads).
+KP_DEVICE unsigned kp_wave_pos(int r) {
+    return threadIdx.x / KP_WAVE_SIZE * (KP_SORT_ITEMS * KP_WAVE_SIZE) + r * KP_WAVE_SIZE +
+           threadIdx.x % KP_WAVE_SIZE;
+}
+
+// Sum of v over the threads before this one. Uses wave_sum; callers
+// synchronise before its next use.
+KP_DEVICE uint32_t kp_block_exclusive_sum(uint32_t v, uint32_t *wave_sum) {
+    const int lane = (int)(threadIdx.x % KP_WAVE_SIZE), wave = (int)(threadIdx.x / KP_WAVE_SIZE);
+    uint32_t incl = v;
+    for (int o = 1; o < KP_WAVE_SIZE; o <<= 1) {
+        const uint32_t t = kp_shfl(incl, lane >= o ? lane - o : lane);
+        if (lane >= o)
+            incl += t;
+    }
+    if (lane == KP_WAVE_SIZE - 1)
+        wave_sum[wave] = incl;
+    __syncthreads();
+    uint32_t before = 0;
+    for (int k = 0; k < wave; k++)
+        before += wave_sum[k];
+    return before + incl - v;
+}
+
+// rank[r] := where this thread's item r (at kp_wave_pos(r)) goes when the
+// tile is sorted stably by digit; s.start holds each digit's first place.
+// Every thread of the block calls it.
+KP_DEVICE void kp_block_rank(const uint32_t (&digit)[KP_SORT_ITEMS], uint32_t (&rank)[KP_SORT_ITEMS],
+                             kp_rank_smem &s) {
+    const unsigned lane = threadIdx.x % KP_WAVE_SIZE, wave = threadIdx.x / KP_WAVE_SIZE;
+    for (unsigned i = threadIdx.x; i < KP_SORT_WAVES * KP_RADIX; i += KP_SORT_BLOCK)
+        (&s.count[0][0])[i] = 0;
+    __syncthreads();
+    const uint64_t below = (1ull << lane) - 1;
+    uint32_t *count = s.count[wave];
+#pragma unroll
+    for (int r = 0; r < KP_SORT_ITEMS; r++) {
+        const uint64_t peers = kp_match_any<KP_RADIX_BITS>(digit[r]);  // lanes with this digit
+        const uint32_t base = count[digit[r]];
+        const unsigned ahead = (unsigned)__popcll(peers & below);
+        rank[r] = base + ahead;
+        kp_wave_sync();  // every lane has read base
+        if (ahead == 0)
+            count[digit[r]] = base + (uint32_t)__popcll(peers);
+        kp_wave_sync();
+    }
+    __syncthreads();
+    uint32_t total = 0;
+    for (int k = 0; k < KP_SORT_WAVES; k++) {
+        const uint32_t c = s.count[k][threadIdx.x];
+        s.count[k][threadIdx.x] = total;
+        total += c;
+    }
+    s.start[threadIdx.x] = kp_block_exclusive_sum(total, s.wave_sum);
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < KP_SORT_ITEMS; r++)
+        rank[r] += s.count[wave][digit[r]] + s.start[digit[r]];
+}
+
+// Radix sort of a tile by key, then (if several rows share the tile) by row:
+// `it` holds the items at kp_wave_pos(r), with idx their tile position. The
+// sorted tile is left in sk/si at kp_sort_slot(sorted position), synchronised.
+template <typename K>
+KP_DEVICE void kp_radix_sort_tile(kp_sort_items<K> &it, int seg_log2, int tile_log2, K *sk,
+                                  uint32_t *si, kp_rank_smem &s) {
+    const int key_passes = (int)sizeof(K);
+    const int passes = key_passes + (seg_log2 < tile_log2 ? 1 : 0);
+    for (int pass = 0; pass < passes; pass++) {
+        uint32_t digit[KP_SORT_ITEMS], rank[KP_SORT_ITEMS];
+#pragma unroll
+        for (int r = 0; r < KP_SORT_ITEMS; r++)
+            digit[r] = pass < key_passes ? (uint32_t)(it.key[r] >> (KP_RADIX_BITS * pass)) & (KP_RADIX - 1)
+                                         : it.idx[r] >> seg_log2;
+        kp_block_rank(digit, rank, s);
+#pragma unroll
+        for (int r = 0; r < KP_SORT_ITEMS; r++) {
+            sk[kp_sort_slot(rank[r])] = it.key[r];
+            si[kp_sort_slot(rank[r])] = it.idx[r];
+        }
+        __syncthreads();
+        if (pass + 1 < passes) {
+#pragma unroll
+            for (int r = 0; r < KP_SORT_ITEMS; r++) {
+                it.key[r] = sk[kp_sort_slot(kp_wave_pos(r))];
+                it.idx[r] = si[kp_sort_slot(kp_wave_pos(r))];
+            }
+        }
+    }
+}
+
+KP_DEVICE int kp_sort_tile_log2() {
+    int l = 0;
+    while ((1 << l) < KP_SORT_TILE)
+        l++;
+    return l;
+}
+
+// Rows of up to KP_SORT_TILE keys, 2^(log2(TILE) - seg_log2) rows per tile
+// (each padded to 2^seg_log2 positions). An item's idx is its tile position,
+// whose low seg_log2 bits are its column.
 template <typename T>
 KP_DEVICE void kp_argsort_rows(const kp_sort_rows &p, const kp_strided &outer, const T *src,
                                uint32_t *dst) {
     typedef typename kp_sort_key<T>::type K;
     __shared__ K sk[KP_SORT_SMEM];
     __shared__ uint32_t si[KP_SORT_SMEM];
-    const int seg_log2 = p.seg_log2;
+    __shared__ kp_rank_smem rs;
+    const int seg_log2 = p.seg_log2, tile_log2 = kp_sort_tile_log2();
     const kp_idx seg_mask = ((kp_idx)1 << seg_log2) - 1;
     const kp_idx rows = (kp_idx)p.rows, ncols = (kp_idx)p.ncols;
     const kp_idx rows_per_tile = (kp_idx)KP_SORT_TILE >> seg_log2;
     const kp_idx tiles = (rows + rows_per_tile - 1) / rows_per_tile;
     const K flip = p.descending ? kp_all_ones<K>() : (K)0;
+    const bool radix = ((kp_idx)1 << seg_log2) >= KP_SORT_RADIX_MIN;
     for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        // Padding (columns past ncols, rows past the last) sorts last in its row.
         for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
             const kp_idx row = tile * rows_per_tile + (i >> seg_log2), col = i & seg_mask;
             K key = kp_all_ones<K>();
-            uint32_t column = KP_SORT_PAD_INDEX;
             if (row < rows && col < ncols) {
                 kp_idx off[2];
                 kp_strided_offsets<2>(outer, row, off);
                 key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
-                column = (uint32_t)col;
             }
             sk[kp_sort_slot(i)] = key;
-            si[kp_sort_slot(i)] = column;
+            si[kp_sort_slot(i)] = i;
         }
-        kp_sort_tile(seg_log2, sk, si);
+        if (radix) {
+            __syncthreads();
+            kp_sort_items<K> it;
+#pragma unroll
+            for (int r = 0; r < KP_SORT_ITEMS; r++) {
+                it.key[r] = sk[kp_sort_slot(kp_wave_pos(r))];
+                it.idx[r] = si[kp_sort_slot(kp_wave_pos(r))];
+            }
+            kp_radix_sort_tile(it, seg_log2, tile_log2, sk, si, rs);
+        } else {
+            kp_bitonic_sort_tile(seg_log2, sk, si);
+        }
         for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
-            const kp_idx row = tile * rows_per_tile + (i >> seg_log2), col = i & seg_mask;
-            if (row < rows && col < ncols) {
+            const kp_idx row = tile * rows_per_tile + (i >> seg_log2), rank = i & seg_mask;
+            if (row < rows && rank < ncols) {
                 kp_idx off[2];
                 kp_strided_offsets<2>(outer, row, off);
-                dst[off[0] + col * (kp_idx)p.dst_col_stride] = si[kp_sort_slot(i)];
+                dst[off[0] + rank * (kp_idx)p.dst_col_stride] = si[kp_sort_slot(i)] & (uint32_t)seg_mask;
             }
         }
         __syncthreads();  // the next tile reuses shared memory
     }
 }
 
-// Rows longer than KP_SORT_TILE: sorts each KP_SORT_TILE-key tile of each
-// row into the dense rows x ncols scratch arrays.
+// ---- rows longer than a tile: radix passes over whole rows
+
+KP_DEVICE kp_idx kp_tiles_per_row(kp_idx ncols) { return (ncols + KP_SORT_TILE - 1) / KP_SORT_TILE; }
+
+// This thread's digit count of a tile: counts[(row * tiles_per_row + tile)
+// * KP_RADIX + digit], so a tile's counts are written in one coalesced row.
+KP_DEVICE uint32_t *kp_digit_counts(uint32_t *counts, kp_idx row, kp_idx tile, kp_idx tiles_per_row) {
+    return counts + (row * tiles_per_row + tile) * KP_RADIX + threadIdx.x;
+}
+
+// The first pass: keys of a row converted into the dense rows x ncols
+// scratch array, and each tile's counts of their lowest digit.
 template <typename T>
-KP_DEVICE void kp_argsort_tiles(const kp_sort_rows &p, const kp_strided &outer, const T *src,
-                                typename kp_sort_key<T>::type *keys_out, uint32_t *idx_out) {
+KP_DEVICE void kp_argsort_keys(const kp_sort_rows &p, const kp_strided &outer, const T *src,
+                               typename kp_sort_key<T>::type *keys, uint32_t *counts) {
     typedef typename kp_sort_key<T>::type K;
-    __shared__ K sk[KP_SORT_SMEM];
-    __shared__ uint32_t si[KP_SORT_SMEM];
-    const kp_idx rows = (kp_idx)p.rows, ncols = (kp_idx)p.ncols;
-    const kp_idx tiles_per_row = (ncols + KP_SORT_TILE - 1) / KP_SORT_TILE;
-    const kp_idx tiles = rows * tiles_per_row;
+    __shared__ uint32_t hist[KP_RADIX];
+    const kp_idx ncols = (kp_idx)p.ncols, per_row = kp_tiles_per_row(ncols);
+    const kp_idx tiles = (kp_idx)p.rows * per_row;
     const K flip = p.descending ? kp_all_ones<K>() : (K)0;
-    int tile_log2 = 0;
-    while ((1 << tile_log2) < KP_SORT_TILE)
-        tile_log2++;
     for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const kp_idx row = tile / tiles_per_row;
-        const kp_idx base = (tile - row * tiles_per_row) * KP_SORT_TILE;
+        const kp_idx row = tile / per_row, t = tile - row * per_row, base = t * KP_SORT_TILE;
         kp_idx off[2];
         kp_strided_offsets<2>(outer, row, off);
-        for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
+        hist[threadIdx.x] = 0;
+        __syncthreads();
+        for (unsigned i = threadIdx.x; i < KP_SORT_TILE && base + i < ncols; i += blockDim.x) {
             const kp_idx col = base + i;
-            K key = kp_all_ones<K>();
-            uint32_t column = KP_SORT_PAD_INDEX;
-            if (col < ncols) {
-                key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
-                column = (uint32_t)col;
-            }
-            sk[kp_sort_slot(i)] = key;
-            si[kp_sort_slot(i)] = column;
+            const K key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
+            keys[row * ncols + col] = key;
+            atomicAdd(&hist[key & (KP_RADIX - 1)], 1u);
         }
-        kp_sort_tile(tile_log2, sk, si);
-        // Padding sorted last, so the first ncols - base items are the real ones.
-        for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
-            if (base + i < ncols) {
-                keys_out[row * ncols + base + i] = sk[kp_sort_slot(i)];
-                idx_out[row * ncols + base + i] = si[kp_sort_slot(i)];
+        __syncthreads();
+        *kp_digit_counts(counts, row, t, per_row) = hist[threadIdx.x];
+        __syncthreads();
+    }
+}
+
+// A later pass's counts: each tile's digits at bit p.shift.
+template <typename K>
+KP_DEVICE void kp_argsort_hist(const kp_sort_radix &p, const K *keys, uint32_t *counts) {
+    __shared__ uint32_t hist[KP_RADIX];
+    const kp_idx ncols = (kp_idx)p.ncols, per_row = kp_tiles_per_row(ncols);
+    const kp_idx tiles = (kp_idx)p.rows * per_row;
+    for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const kp_idx row = tile / per_row, t = tile - row * per_row, base = t * KP_SORT_TILE;
+        hist[threadIdx.x] = 0;
+        __syncthreads();
+        for (unsigned i = threadIdx.x; i < KP_SORT_TILE && base + i < ncols; i += blockDim.x)
+            atomicAdd(&hist[(uint32_t)(keys[row * ncols + base + i] >> p.shift) & (KP_RADIX - 1)], 1u);
+        __syncthreads();
+        *kp_digit_counts(counts, row, t, per_row) = hist[threadIdx.x];
+        __syncthreads();
+    }
+}
+
+// Each row's counts, in (digit, tile) order, become their exclusive prefix
+// sums: where each tile's items of each digit start in the row. Thread d
+// walks digit d's counts, KP_SCAN_BATCH loads in flight at a time.
+#define KP_SCAN_BATCH 16
+KP_DEVICE void kp_argsort_scan(const kp_sort_radix &p, uint32_t *counts) {
+    __shared__ uint32_t wave_sum[KP_SORT_WAVES];
+    const kp_idx per_row = kp_tiles_per_row((kp_idx)p.ncols);
+    for (kp_idx row = blockIdx.x; row < (kp_idx)p.rows; row += gridDim.x) {
+        uint32_t *c = kp_digit_counts(counts, row, 0, per_row);
+        uint32_t sum = 0;
+        for (kp_idx t0 = 0; t0 < per_row; t0 += KP_SCAN_BATCH) {
+            uint32_t v[KP_SCAN_BATCH];
+#pragma unroll
+            for (int u = 0; u < KP_SCAN_BATCH; u++)
+                v[u] = t0 + u < per_row ? c[(t0 + u) * KP_RADIX] : 0;
+#pragma unroll
+            for (int u = 0; u < KP_SCAN_BATCH; u++)
+                sum += v[u];
+        }
+        uint32_t run = kp_block_exclusive_sum(sum, wave_sum);
+        for (kp_idx t0 = 0; t0 < per_row; t0 += KP_SCAN_BATCH) {
+            uint32_t v[KP_SCAN_BATCH];
+#pragma unroll
+            for (int u = 0; u < KP_SCAN_BATCH; u++)
+                v[u] = t0 + u < per_row ? c[(t0 + u) * KP_RADIX] : 0;
+#pragma unroll
+            for (int u = 0; u < KP_SCAN_BATCH; u++) {
+                if (t0 + u < per_row)
+                    c[(t0 + u) * KP_RADIX] = run;
+                run += v[u];
             }
         }
         __syncthreads();
     }
 }
 
-// Output of a merge pass into the other scratch arrays.
-template <typename K> struct kp_merge_to_scratch {
+// Output of a pass into the other scratch arrays.
+template <typename K> struct kp_sort_to_scratch {
     K *keys;
     uint32_t *idx;
     kp_idx ncols;
@@ -302,8 +466,8 @@ template <typename K> struct kp_merge_to_scratch {
     }
 };
 
-// Output of the last merge pass: the columns, into dst.
-template <typename K> struct kp_merge_to_dst {
+// Output of the last pass: the columns, into dst.
+template <typename K> struct kp_sort_to_dst {
     const kp_strided *outer;
     uint32_t *dst;
     kp_idx col_stride;
@@ -316,131 +480,99 @@ template <typename K> struct kp_merge_to_dst {
     KP_DEVICE void put(kp_idx col, K, uint32_t column) { dst[base + col * col_stride] = column; }
 };
 
-// Merge path: how many of the first `diag` outputs of merging runs a (la
-// items) and b (lb) come from a. The block searches together, KP_SORT_BLOCK
-// probes a round, so a run of 2^k items takes about k / 8 rounds of global
-// loads rather than k. Every thread of the block calls it with the same
-// arguments.
-template <typename K>
-KP_DEVICE kp_idx kp_merge_split(const K *ka, const uint32_t *ia, kp_idx la, const K *kb,
-                                const uint32_t *ib, kp_idx lb, kp_idx diag) {
-    kp_idx lo = diag > lb ? diag - lb : 0, hi = diag < la ? diag : la;
-    while (lo < hi) {
-        const kp_idx step = (hi - lo + KP_SORT_BLOCK - 1) / KP_SORT_BLOCK;
-        const kp_idx i = lo + threadIdx.x * step;
-        // a[i] before b[diag - 1 - i]: the split lies above i (true for a prefix of the probes).
-        const bool above = i < hi && kp_item_less(ka[i], ia[i], kb[diag - 1 - i], ib[diag - 1 - i]);
-        const kp_idx n = (kp_idx)__syncthreads_count(above);
-        if (n == 0) {
-            hi = lo;
-        } else {
-            const kp_idx top = lo + n * step;
-            lo += (n - 1) * step + 1;
-            hi = top < hi ? top : hi;
-        }
-    }
-    return lo;
-}
-
-// One merge pass: each block makes KP_SORT_TILE outputs of a row at a time.
-// It finds where they start and end in the two input runs, loads those
-// ranges into shared memory, each thread merges KP_SORT_ITEMS outputs from
-// there, and the block writes them out in order.
+// One pass: each tile's items ranked by their digit at p.shift within the
+// tile, then written to the digit's place in the row (offsets: the scanned
+// counts). idx NULL: the first pass, whose items are in column order.
 template <typename K, typename Out>
-KP_DEVICE void kp_merge_pass(const kp_sort_merge &m, const K *keys, const uint32_t *idx, Out out) {
+KP_DEVICE void kp_argsort_scatter(const kp_sort_radix &p, const K *keys, const uint32_t *idx,
+                                  const uint32_t *offsets, Out out) {
     __shared__ K sk[KP_SORT_SMEM];
     __shared__ uint32_t si[KP_SORT_SMEM];
-    const kp_idx ncols = (kp_idx)m.ncols, w = (kp_idx)m.width;
-    const kp_idx chunks_per_row = (ncols + KP_SORT_TILE - 1) / KP_SORT_TILE;
-    const kp_idx chunks = (kp_idx)m.rows * chunks_per_row;
-    for (kp_idx c = blockIdx.x; c < chunks; c += gridDim.x) {
-        const kp_idx row = c / chunks_per_row;
-        const kp_idx start = (c - row * chunks_per_row) * KP_SORT_TILE;
-        const kp_idx end = start + KP_SORT_TILE < ncols ? start + KP_SORT_TILE : ncols;
-        // The pair of runs holding this chunk (a chunk never straddles two pairs).
-        const kp_idx a0 = start / (2 * w) * (2 * w);
-        const kp_idx la = ncols - a0 < w ? ncols - a0 : w;
-        const kp_idx rest = ncols - a0 - la;
-        const kp_idx lb = rest < w ? rest : w;
-        const K *ka = keys + row * ncols + a0, *kb = ka + la;
-        const uint32_t *ia = idx + row * ncols + a0, *ib = ia + la;
-        const kp_idx i0 = kp_merge_split(ka, ia, la, kb, ib, lb, start - a0);
-        const kp_idx i1 = kp_merge_split(ka, ia, la, kb, ib, lb, end - a0);
-        const unsigned na = (unsigned)(i1 - i0), total = (unsigned)(end - start), nb = total - na;
-        const kp_idx j0 = start - a0 - i0;
-        for (unsigned q = threadIdx.x; q < total; q += blockDim.x) {
-            const bool from_a = q < na;
-            const kp_idx at = from_a ? i0 + q : j0 + (q - na);
-            sk[kp_sort_slot(q)] = from_a ? ka[at] : kb[at];
-            si[kp_sort_slot(q)] = from_a ? ia[at] : ib[at];
-        }
-        __syncthreads();
-        // This thread's outputs: [d, d + KP_SORT_ITEMS) of the chunk.
-        const unsigned d = threadIdx.x * KP_SORT_ITEMS < total ? threadIdx.x * KP_SORT_ITEMS : total;
-        unsigned lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
-        while (lo < hi) {
-            const unsigned mid = (lo + hi) / 2, s = kp_sort_slot(mid), t = kp_sort_slot(na + d - 1 - mid);
-            if (kp_item_less(sk[s], si[s], sk[t], si[t]))
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+    __shared__ kp_rank_smem rs;
+    __shared__ uint32_t where[KP_RADIX];
+    const kp_idx ncols = (kp_idx)p.ncols, per_row = kp_tiles_per_row(ncols);
+    const kp_idx tiles = (kp_idx)p.rows * per_row;
+    for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const kp_idx row = tile / per_row, t = tile - row * per_row, base = t * KP_SORT_TILE;
+        const unsigned n = ncols - base < KP_SORT_TILE ? (unsigned)(ncols - base) : KP_SORT_TILE;
+        where[threadIdx.x] = *kp_digit_counts((uint32_t *)offsets, row, t, per_row);
+        // Positions past the row's end rank last (highest digit, last places) and are not written.
         kp_sort_items<K> it;
-        unsigned i = lo, j = d - lo;
+        uint32_t digit[KP_SORT_ITEMS], rank[KP_SORT_ITEMS];
 #pragma unroll
         for (int r = 0; r < KP_SORT_ITEMS; r++) {
-            const unsigned s = kp_sort_slot(i), t = kp_sort_slot(na + j);
-            const bool take_a = i < na && (j >= nb || kp_item_less(sk[s], si[s], sk[t], si[t]));
-            const unsigned from = take_a ? s : t;
-            it.key[r] = sk[from];
-            it.idx[r] = si[from];
-            i += take_a;
-            j += !take_a;
+            const unsigned q = kp_wave_pos(r);
+            const kp_idx at = row * ncols + base + q;
+            it.key[r] = q < n ? keys[at] : kp_all_ones<K>();
+            it.idx[r] = idx ? (q < n ? idx[at] : 0) : (uint32_t)(base + q);
+            digit[r] = q < n ? (uint32_t)(it.key[r] >> p.shift) & (KP_RADIX - 1) : KP_RADIX - 1;
         }
-        __syncthreads();
+        kp_block_rank(digit, rank, rs);
 #pragma unroll
         for (int r = 0; r < KP_SORT_ITEMS; r++) {
-            if (d + r < total) {
-                sk[kp_sort_slot(d + r)] = it.key[r];
-                si[kp_sort_slot(d + r)] = it.idx[r];
-            }
+            sk[kp_sort_slot(rank[r])] = it.key[r];
+            si[kp_sort_slot(rank[r])] = it.idx[r];
         }
         __syncthreads();
         out.row(row);
-        for (unsigned q = threadIdx.x; q < total; q += blockDim.x)
-            out.put(start + q, sk[kp_sort_slot(q)], si[kp_sort_slot(q)]);
-        __syncthreads();  // the next chunk reuses shared memory
+        for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
+            const K key = sk[kp_sort_slot(i)];
+            const uint32_t d = (uint32_t)(key >> p.shift) & (KP_RADIX - 1);
+            out.put(where[d] + (i - rs.start[d]), key, si[kp_sort_slot(i)]);
+        }
+        __syncthreads();  // the next tile reuses shared memory
     }
 }
 
 // Every sort kernel runs blocks of KP_SORT_BLOCK threads: without the bound
 // hipcc budgets registers for 1024-thread blocks and 64-bit keys spill.
 #define KP_SORT_BOUNDS __launch_bounds__(KP_SORT_BLOCK)
+// The rows kernels keep three blocks a multiprocessor on NVIDIA (left to
+// itself ptxas chose that and spilled; two measured 20-25 % slower on
+// sm_90), two for 64-bit keys, which spill within three's registers. AMD:
+// no minimum (gfx900/gfx906 spill heavily when held to three).
+#if KP_HIP
+#define KP_SORT_ROWS_MIN_BLOCKS(T) 1
+#else
+#define KP_SORT_ROWS_MIN_BLOCKS(T) (sizeof(typename kp_sort_key<T>::type) == 8 ? 2 : 3)
+#endif
+#define KP_SORT_ROWS_BOUNDS(T) __launch_bounds__(KP_SORT_BLOCK, KP_SORT_ROWS_MIN_BLOCKS(T))
 
 #define KP_ARGSORT(NAME, T)                                                                      \
-    KP_KERNEL void KP_SORT_BOUNDS argsort_rows_##NAME(kp_sort_rows p, kp_strided outer,         \
+    KP_KERNEL void KP_SORT_ROWS_BOUNDS(T) argsort_rows_##NAME(kp_sort_rows p, kp_strided outer,         \
                                                       const T *src, uint32_t *dst) {             \
         kp_argsort_rows(p, outer, src, dst);                                                     \
     }                                                                                            \
-    KP_KERNEL void KP_SORT_BOUNDS argsort_tiles_##NAME(kp_sort_rows p, kp_strided outer,        \
-                                                       const T *src,                             \
-                                                       kp_sort_key<T>::type *keys, uint32_t *idx) { \
-        kp_argsort_tiles(p, outer, src, keys, idx);                                              \
+    KP_KERNEL void KP_SORT_BOUNDS argsort_keys_##NAME(kp_sort_rows p, kp_strided outer,         \
+                                                      const T *src,                              \
+                                                      kp_sort_key<T>::type *keys,                \
+                                                      uint32_t *counts) {                        \
+        kp_argsort_keys(p, outer, src, keys, counts);                                            \
     }
 
 KP_FOR_EACH_DTYPE(KP_ARGSORT)
 
-// Merge passes depend only on the key width.
-#define KP_MERGE(NAME, K)                                                                        \
-    KP_KERNEL void KP_SORT_BOUNDS argsort_merge_##NAME(kp_sort_merge m, const K *keys,          \
-                                                       const uint32_t *idx, K *keys_out,         \
-                                                       uint32_t *idx_out) {                      \
-        kp_merge_pass(m, keys, idx, kp_merge_to_scratch<K>{keys_out, idx_out, (kp_idx)m.ncols, 0}); \
+// The radix passes depend only on the key width.
+#define KP_RADIX_PASS(NAME, K)                                                                   \
+    KP_KERNEL void KP_SORT_BOUNDS argsort_hist_##NAME(kp_sort_radix p, const K *keys,           \
+                                                      uint32_t *counts) {                        \
+        kp_argsort_hist(p, keys, counts);                                                        \
     }                                                                                            \
-    KP_KERNEL void KP_SORT_BOUNDS argsort_merge_final_##NAME(                                    \
-        kp_sort_merge m, kp_strided outer, const K *keys, const uint32_t *idx, uint32_t *dst) {  \
-        kp_merge_pass(m, keys, idx,                                                              \
-                      kp_merge_to_dst<K>{&outer, dst, (kp_idx)m.dst_col_stride, 0});             \
+    KP_KERNEL void KP_SORT_BOUNDS argsort_scatter_##NAME(                                        \
+        kp_sort_radix p, const K *keys, const uint32_t *idx, const uint32_t *offsets,           \
+        K *keys_out, uint32_t *idx_out) {                                                        \
+        kp_argsort_scatter(p, keys, idx, offsets,                                                \
+                           kp_sort_to_scratch<K>{keys_out, idx_out, (kp_idx)p.ncols, 0});        \
+    }                                                                                            \
+    KP_KERNEL void KP_SORT_BOUNDS argsort_scatter_final_##NAME(                                  \
+        kp_sort_radix p, kp_strided outer, const K *keys, const uint32_t *idx,                   \
+        const uint32_t *offsets, uint32_t *dst) {                                                \
+        kp_argsort_scatter(p, keys, idx, offsets,                                                \
+                           kp_sort_to_dst<K>{&outer, dst, (kp_idx)p.dst_col_stride, 0});         \
     }
 
-KP_FOR_EACH_SIZE(KP_MERGE)
+KP_FOR_EACH_SIZE(KP_RADIX_PASS)
+
+KP_KERNEL void KP_SORT_BOUNDS argsort_scan(kp_sort_radix p, uint32_t *counts) {
+    kp_argsort_scan(p, counts);
+}

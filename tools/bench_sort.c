@@ -4,7 +4,7 @@
  * (one decoding step) and many (about 2^24 elements), whatever --elements
  * says. The source rotates through copies spanning 512 MB, so a few rows are
  * read from memory, not from the cache a previous run filled. Bytes: src
- * read once and the u32 indices written once (the merge passes' workspace
+ * read once and the u32 indices written once (the radix passes' workspace
  * traffic is the op's own cost, not counted). */
 #include <stdio.h>
 

@@ -24,8 +24,10 @@ extern "C" {
  * equal to every other NaN and larger than +Inf, so ascending puts NaNs
  * last and descending puts them first.
  *
- * Workspace: rows longer than 2048 elements are sorted in tiles that are
- * then merged through device scratch memory that the caller provides:
+ * Workspace: rows longer than 2048 elements are radix-sorted a byte of the
+ * key a pass (one pass for u8, eight for f64/i64) through device scratch
+ * memory that the caller provides (two copies of the keys, 8 bytes an
+ * element for column indices, 1 KB per 2048 elements for digit counts):
  * kp_argsort_workspace_size gives the bytes needed for src's dtype and shape
  * (0 when every row fits one tile; then `workspace` may be NULL). The
  * workspace must be on the stream's device, 16-byte aligned, at least that

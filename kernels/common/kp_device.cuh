@@ -54,6 +54,40 @@ template <typename T> KP_DEVICE T kp_shfl(T v, int src) {
 #endif
 }
 
+// Bit l of the result: pred of lane l of this wave (higher bits 0). Every
+// lane of the wave must make the same call.
+KP_DEVICE uint64_t kp_ballot(bool pred) {
+#if KP_HIP
+    return __ballot(pred);
+#else
+    return __ballot_sync(0xffffffffu, pred);
+#endif
+}
+
+// The lanes of this wave whose v (< 2^BITS) equals this lane's, bits as
+// kp_ballot's: one ballot a bit (CUDA's __match_any_sync measured no faster
+// in the radix sort). Every lane of the wave must make the same call.
+template <int BITS> KP_DEVICE uint64_t kp_match_any(uint32_t v) {
+    uint64_t peers = KP_WAVE_SIZE == 64 ? ~0ull : (1ull << (KP_WAVE_SIZE % 64)) - 1;
+#pragma unroll
+    for (int b = 0; b < BITS; b++) {
+        const bool bit = (v >> b) & 1;
+        const uint64_t set = kp_ballot(bit);
+        peers &= bit ? set : ~set;
+    }
+    return peers;
+}
+
+// Orders the shared-memory accesses of a wave's lanes before it against
+// those after it (lanes of a CUDA warp need not run in step).
+KP_DEVICE void kp_wave_sync() {
+#if KP_HIP
+    __builtin_amdgcn_wave_barrier();
+#else
+    __syncwarp();
+#endif
+}
+
 // 2^x by the hardware approximation (a few f32 ulp). On CUDA results below
 // 2^-126 flush to 0; for math whose results are rounded to 16 bits.
 KP_DEVICE float kp_fast_exp2(float x) {

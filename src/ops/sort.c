@@ -1,10 +1,12 @@
 /* kp_argsort: validation and launches of the sort module.
  *
  * Rows of up to KP_SORT_TILE keys: one launch, one block sorting one or
- * more whole rows. Longer rows: a launch sorting KP_SORT_TILE-key tiles into
- * the workspace, then one merge launch per doubling of the sorted run
- * length; the last merge writes dst. The workspace holds two (keys, indices)
- * array pairs for the ping-pong between passes. */
+ * more whole rows. Longer rows: a radix sort of each row, 8 bits of the key
+ * a pass: a launch converting the keys into the workspace and counting
+ * each tile's lowest digits, then for each pass a scan of the counts and a
+ * scatter (and, but for the first pass, a count first); the last scatter
+ * writes dst. The workspace holds two (keys, columns) array pairs for the
+ * ping-pong between passes and the counts (256 per tile). */
 #include <string.h>
 
 #include "kernel_families.h"
@@ -27,10 +29,17 @@ static struct sort_shape sort_shape_of(const kp_layout *l)
     return s;
 }
 
-/* Byte offsets of the scratch arrays: keys[2] then indices[2]. */
+/* Byte offsets of the scratch arrays: keys[2], indices[2], then counts. */
 struct scratch_layout {
-    size_t keys[2], idx[2], total;
+    size_t keys[2], idx[2], counts, total;
 };
+
+#define RADIX_DIGITS 256
+
+static uint64_t tiles_per_row(uint64_t ncols)
+{
+    return (ncols + KP_SORT_TILE - 1) / KP_SORT_TILE;
+}
 
 static size_t align_up(size_t v)
 {
@@ -43,15 +52,16 @@ static bool plan_scratch(struct sort_shape s, size_t key_size, struct scratch_la
     memset(out, 0, sizeof(*out));
     if (s.ncols <= KP_SORT_TILE || s.rows == 0)
         return true;
-    uint64_t n = s.rows * s.ncols;
-    if (n > SIZE_MAX / 64)
+    uint64_t n = s.rows * s.ncols, counts = s.rows * tiles_per_row(s.ncols) * RADIX_DIGITS;
+    if (n > SIZE_MAX / 64 || counts > SIZE_MAX / 64)
         return false;
     size_t keys = align_up((size_t)n * key_size), idx = align_up((size_t)n * sizeof(uint32_t));
     out->keys[0] = 0;
     out->keys[1] = keys;
     out->idx[0] = 2 * keys;
     out->idx[1] = 2 * keys + idx;
-    out->total = 2 * keys + 2 * idx;
+    out->counts = 2 * keys + 2 * idx;
+    out->total = out->counts + align_up((size_t)counts * sizeof(uint32_t));
     return true;
 }
 
@@ -186,23 +196,32 @@ kp_status kp_argsort(kp_stream *stream, const kp_tensor *dst, const kp_tensor *s
     char *base = workspace->ptr;
     void *keys[2] = {base + scratch.keys[0], base + scratch.keys[1]};
     void *idx[2] = {base + scratch.idx[0], base + scratch.idx[1]};
-    uint64_t tiles = shape.rows * ((shape.ncols + KP_SORT_TILE - 1) / KP_SORT_TILE);
-    struct kp_launch_dims dims = block_grid(dev, tiles, KP_SORT_BLOCK);
-    void *tile_args[] = {&p, &outer, &x, &keys[0], &idx[0]};
-    st = kp_launch_family(stream, KP_KF_ARGSORT_TILES, src->dtype, &dims, tile_args);
-
-    dims = block_grid(dev, tiles, KP_SORT_BLOCK);  /* a block makes a tile of outputs at a time */
-    int cur = 0;
-    for (uint64_t width = KP_SORT_TILE; st == KP_OK && width < shape.ncols; width *= 2) {
-        struct kp_sort_merge m = {p.rows, p.ncols, (int64_t)width, p.dst_col_stride};
-        if (2 * width >= shape.ncols) {
-            void *args[] = {&m, &outer, &keys[cur], &idx[cur], &y};
-            st = kp_launch_family(stream, KP_KF_ARGSORT_MERGE_FINAL, src->dtype, &dims, args);
-        } else {
-            void *args[] = {&m, &keys[cur], &idx[cur], &keys[1 - cur], &idx[1 - cur]};
-            st = kp_launch_family(stream, KP_KF_ARGSORT_MERGE, src->dtype, &dims, args);
+    void *counts = base + scratch.counts, *no_idx = NULL;
+    struct kp_launch_dims tiles = block_grid(dev, shape.rows * tiles_per_row(shape.ncols), KP_SORT_BLOCK);
+    struct kp_launch_dims rows = block_grid(dev, shape.rows, KP_SORT_BLOCK);
+    void *key_args[] = {&p, &outer, &x, &keys[0], &counts};
+    st = kp_launch_family(stream, KP_KF_ARGSORT_KEYS, src->dtype, &tiles, key_args);
+    const int passes = (int)kp_dtype_size(src->dtype);
+    for (int pass = 0, cur = 0; st == KP_OK && pass < passes; pass++, cur = 1 - cur) {
+        struct kp_sort_radix r = {p.rows, p.ncols, p.dst_col_stride, 8 * pass, 0};
+        void **in_idx = pass ? &idx[cur] : &no_idx;  /* the first pass's items are in column order */
+        if (pass) {
+            void *args[] = {&r, &keys[cur], &counts};
+            st = kp_launch_family(stream, KP_KF_ARGSORT_HIST, src->dtype, &tiles, args);
         }
-        cur = 1 - cur;
+        if (st == KP_OK) {
+            void *args[] = {&r, &counts};
+            st = kp_launch_family(stream, KP_KF_ARGSORT_SCAN, src->dtype, &rows, args);
+        }
+        if (st != KP_OK)
+            break;
+        if (pass + 1 == passes) {
+            void *args[] = {&r, &outer, &keys[cur], in_idx, &counts, &y};
+            st = kp_launch_family(stream, KP_KF_ARGSORT_SCATTER_FINAL, src->dtype, &tiles, args);
+        } else {
+            void *args[] = {&r, &keys[cur], in_idx, &counts, &keys[1 - cur], &idx[1 - cur]};
+            st = kp_launch_family(stream, KP_KF_ARGSORT_SCATTER, src->dtype, &tiles, args);
+        }
     }
     return st;
 }

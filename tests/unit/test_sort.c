@@ -1,7 +1,7 @@
 /* argsort with the fake backend: argument and workspace checks, the
  * workspace size, and the launch sequence (one block launch for short rows;
- * tiles plus one merge pass per doubling for long rows, the last one
- * writing dst). */
+ * for long rows the key conversion, then per byte of the key a count (but
+ * for the first byte), a scan and a scatter, the last one writing dst). */
 #include "unit_util.h"
 
 static kp_device *dev, *other_dev;
@@ -73,8 +73,10 @@ START_TEST(test_workspace)
     ck_assert_uint_eq(bytes, 0);  /* fits one block: no buffer, even with a NULL src buffer */
     s = unit_tensor(NULL, KP_DTYPE_F64, 2, (int64_t[]){3, 2049}, 0);
     ck_assert_int_eq(kp_argsort_workspace_size(&s, &bytes), KP_OK);
-    ck_assert_uint_ge(bytes, 2 * 3 * 2049 * (8 + 4));  /* two (key, index) array pairs */
-    ck_assert_uint_le(bytes, 2 * 3 * 2049 * (8 + 4) + 4 * 256);
+    /* two (key, index) array pairs and 256 u32 counts per tile (2 tiles a row), 5 alignments */
+    const size_t counts = 3 * 2 * 256 * 4;
+    ck_assert_uint_ge(bytes, 2 * 3 * 2049 * (8 + 4) + counts);
+    ck_assert_uint_le(bytes, 2 * 3 * 2049 * (8 + 4) + counts + 5 * 256);
     size_t f16_bytes = 0;
     s.dtype = KP_DTYPE_F16;
     ck_assert_int_eq(kp_argsort_workspace_size(&s, &f16_bytes), KP_OK);
@@ -118,26 +120,26 @@ START_TEST(test_launch_sequence)
     ck_assert_int_eq(atomic_load(&fake.launches), 1);
     ck_assert_str_eq(fake.last_kernel, "argsort_rows_bf16");
 
-    /* 8193 columns: 5 tiles per row, merge widths 2048, 4096, 8192 */
+    /* 8193 columns of 8-byte keys: keys, then scan + scatter, then 7 x (count, scan, scatter) */
     kp_tensor s2 = unit_tensor(buf, KP_DTYPE_I64, 1, (int64_t[]){8193}, 0);
     kp_tensor d2 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){8193}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d2, &s2, false, ws), KP_OK);
-    ck_assert_int_eq(atomic_load(&fake.launches), 1 + 4);
-    ck_assert_str_eq(fake.last_kernel, "argsort_merge_final_x64");
+    ck_assert_int_eq(atomic_load(&fake.launches), 1 + 1 + 2 + 7 * 3);
+    ck_assert_str_eq(fake.last_kernel, "argsort_scatter_final_x64");
 
-    /* 4097 columns: tiles, then widths 2048 and 4096 */
+    /* 4097 columns of 1-byte keys: keys, scan, the final scatter */
     kp_tensor s3 = unit_tensor(buf, KP_DTYPE_U8, 1, (int64_t[]){4097}, 0);
     kp_tensor d3 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){4097}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d3, &s3, false, ws), KP_OK);
-    ck_assert_int_eq(atomic_load(&fake.launches), 5 + 3);
-    ck_assert_str_eq(fake.last_kernel, "argsort_merge_final_x8");
+    ck_assert_int_eq(atomic_load(&fake.launches), 25 + 3);
+    ck_assert_str_eq(fake.last_kernel, "argsort_scatter_final_x8");
 
-    /* 2049 columns: tiles and a single, final merge */
+    /* 2049 columns of 2-byte keys: keys, scan, scatter, count, scan, final scatter */
     kp_tensor s4 = unit_tensor(buf, KP_DTYPE_F16, 1, (int64_t[]){2049}, 0);
     kp_tensor d4 = unit_tensor(buf, KP_DTYPE_U32, 1, (int64_t[]){2049}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d4, &s4, false, ws), KP_OK);
-    ck_assert_int_eq(atomic_load(&fake.launches), 8 + 2);
-    ck_assert_str_eq(fake.last_kernel, "argsort_merge_final_x16");
+    ck_assert_int_eq(atomic_load(&fake.launches), 28 + 6);
+    ck_assert_str_eq(fake.last_kernel, "argsort_scatter_final_x16");
 
     /* rank 0 is one row of one element; empty tensors launch nothing */
     kp_tensor s5 = unit_tensor(buf, KP_DTYPE_F64, 0, NULL, 0);
@@ -147,7 +149,7 @@ START_TEST(test_launch_sequence)
     kp_tensor s6 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 9000}, 0);
     kp_tensor d6 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){0, 9000}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d6, &s6, false, NULL), KP_OK);
-    ck_assert_int_eq(atomic_load(&fake.launches), 11);
+    ck_assert_int_eq(atomic_load(&fake.launches), 35);
 }
 END_TEST
 
