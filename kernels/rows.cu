@@ -296,10 +296,8 @@ struct kp_layernorm_algo {
     // 1) is read once for both: each slot's moments are merged into the
     // thread's by kp_op_moments, so the row is read twice in all, not three
     // times (H100, f32 rows of 32000-151936 over many rows: 47-58 -> 58-61 %
-    // of copy, 16-bit 42-57 -> 47-62). Not in the other kernels' streamed
-    // fallback: registers go to a kernel's largest path, and this one took
-    // layernorm_f16's cached rows of 1000 from 61 to 56 %; the strided
-    // kernels spilled.
+    // of copy, 16-bit 42-57 -> 47-62). Not in the strided kernels' streamed
+    // fallback: registers go to a kernel's largest path, and they spilled.
     template <typename T, bool VEC, typename I, bool FULL, typename Src,
               typename C = typename kp_compute<T>::type>
     static KP_DEVICE kp_moments<C> moments(const kp_row<T, VEC, I, FULL> &r, const kp_group &g, Src &src) {

@@ -249,9 +249,11 @@ KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_id
 // group reductions inside algo. EXACT: the host found an exact fit (cols =
 // group x cached x N, so every slot is full) and each thread caches 1 to
 // KP_ROW_MAX_SLOTS slots. Otherwise rows that fit KP_ROW_MAX_SLOTS slots
-// per thread are cached with checks at the row's end, longer ones streamed.
-// The exact path is a kernel of its own: registers are allocated for a
-// kernel's largest path, and the others would cost it occupancy.
+// per thread are cached with checks at the row's end; longer ones are
+// streamed by the strided kernels (!VEC), by the STREAM kernels for VEC.
+// The exact and stream paths are kernels of their own: registers are
+// allocated for a kernel's largest path, and the others would cost it
+// occupancy.
 // STREAM: the host found the rows too long to cache (A.cached == 0,
 // contiguous rows): the kernel streams them only, kp_rows_stream_unroll
 // slots at once.
@@ -276,6 +278,8 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
             kp_row_streamed<T, VEC, kp_rows_stream_unroll<T>::value> src{
                 r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
             algo(r, g, src, A.flags);
+        } else if constexpr (VEC) {
+            kp_row_try_cached<KP_ROW_MAX_SLOTS, false, T, VEC>(A, g, row, x, y, w, b, pad, algo);
         } else {
             if (kp_row_try_cached<KP_ROW_MAX_SLOTS, false, T, VEC>(A, g, row, x, y, w, b, pad, algo))
                 continue;
