@@ -419,40 +419,46 @@ struct kp_layernorm_algo {
 // they fit without spilling: a row of 4096 then has four blocks' loads in
 // flight per multiprocessor (KP_ROWS_EXACT_MIN_BLOCKS says why sm_100+ has
 // one). AMD reads the second bound as waves per execution unit, where 2
-// constrains nothing.
+// constrains nothing. <op>_<dt> and <op>_stream_<dt> take the same bound
+// where they fit it (f64: one block, it spilled): <op>_<dt> then runs 16-bit
+// rows of 1000 (a wave a row) four blocks of 256 a multiprocessor, not two.
+#define KP_ROWS_MIN_BLOCKS(T) (sizeof(T) == 8 ? 1 : KP_ROWS_EXACT_MIN_BLOCKS)
 #define KP_ROW_KERNEL(OP, NAME, T, VEC, EXACT, STREAM, MIN_BLOCKS, PARAMS, ...)              \
     KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, MIN_BLOCKS) OP##NAME PARAMS {         \
         kp_rows<VEC, EXACT, STREAM>(__VA_ARGS__);                                             \
     }
 
-#define KP_ROW_OP(OP, NAME, T, PARAMS, ...)                                                   \
+#define KP_ROW_OP(OP, NAME, T, MIN_BLOCKS, PARAMS, ...)                                      \
     KP_ROW_KERNEL(OP, _exact_##NAME, T, true, true, false, KP_ROWS_EXACT_MIN_BLOCKS, PARAMS,  \
                   __VA_ARGS__)                                                                \
-    KP_ROW_KERNEL(OP, _##NAME, T, true, false, false, 1, PARAMS, __VA_ARGS__)                 \
+    KP_ROW_KERNEL(OP, _##NAME, T, true, false, false, MIN_BLOCKS, PARAMS, __VA_ARGS__)        \
     KP_ROW_KERNEL(OP, _strided_##NAME, T, false, false, false, 1, PARAMS, __VA_ARGS__)
 
 // <op>_stream_<dt> takes contiguous rows too long to cache, bounded for
-// two blocks a multiprocessor as the exact kernels (f64: one, it spilled).
+// two blocks a multiprocessor (KP_ROWS_MIN_BLOCKS).
 // H200, many rows of 32000-151936, % of copy before -> after: softmax f32
 // 29-52 -> 61-65, 16-bit 33-41 -> 52-64; rmsnorm f32 44-54 -> 60-65, bf16
 // 34-44 -> 51-64; layernorm f32 32-45 -> 43-54, bf16 25-32 -> 36-44.
-#define KP_ROWS_STREAM_MIN_BLOCKS(T) (sizeof(T) == 8 ? 1 : KP_ROWS_EXACT_MIN_BLOCKS)
+// layernorm_<dt> of 16-bit rows keeps one block: it spilled under two
+// (sm_90: 58-78 bytes).
+#define KP_ROWS_LAYERNORM_MIN_BLOCKS(T) (sizeof(T) == 2 ? 1 : KP_ROWS_MIN_BLOCKS(T))
 #define KP_ROW_KERNELS(NAME, T)                                                               \
-    KP_ROW_OP(softmax, NAME, T, (kp_rows_args a, const T *x, T *y), a, x, y, (const T *)0,    \
-              (const T *)0, kp_softmax_algo())                                                \
-    KP_ROW_KERNEL(softmax, _stream_##NAME, T, true, false, true, KP_ROWS_STREAM_MIN_BLOCKS(T), \
+    KP_ROW_OP(softmax, NAME, T, KP_ROWS_MIN_BLOCKS(T), (kp_rows_args a, const T *x, T *y), a, \
+              x, y, (const T *)0, (const T *)0, kp_softmax_algo())                            \
+    KP_ROW_KERNEL(softmax, _stream_##NAME, T, true, false, true, KP_ROWS_MIN_BLOCKS(T),        \
                   (kp_rows_args a, const T *x, T *y), a, x, y, (const T *)0, (const T *)0,    \
                   kp_softmax_algo())                                                          \
-    KP_ROW_OP(rmsnorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w), a, x, y, w,   \
-              (const T *)0, kp_rmsnorm_algo{a.eps})                                           \
-    KP_ROW_KERNEL(rmsnorm, _stream_##NAME, T, true, false, true, KP_ROWS_STREAM_MIN_BLOCKS(T), \
+    KP_ROW_OP(rmsnorm, NAME, T, KP_ROWS_MIN_BLOCKS(T), (kp_rows_args a, const T *x, T *y,     \
+              const T *w), a, x, y, w, (const T *)0, kp_rmsnorm_algo{a.eps})                  \
+    KP_ROW_KERNEL(rmsnorm, _stream_##NAME, T, true, false, true, KP_ROWS_MIN_BLOCKS(T),        \
                   (kp_rows_args a, const T *x, T *y, const T *w), a, x, y, w, (const T *)0, \
                   kp_rmsnorm_algo{a.eps})                                                     \
-    KP_ROW_KERNEL(layernorm, _stream_##NAME, T, true, false, true, KP_ROWS_STREAM_MIN_BLOCKS(T), \
+    KP_ROW_KERNEL(layernorm, _stream_##NAME, T, true, false, true, KP_ROWS_MIN_BLOCKS(T),      \
                   (kp_rows_args a, const T *x, T *y, const T *w, const T *b), a, x, y, w, b, \
                   kp_layernorm_algo{a.eps})                                                   \
-    KP_ROW_OP(layernorm, NAME, T, (kp_rows_args a, const T *x, T *y, const T *w, const T *b), \
-              a, x, y, w, b, kp_layernorm_algo{a.eps})
+    KP_ROW_OP(layernorm, NAME, T, KP_ROWS_LAYERNORM_MIN_BLOCKS(T),                            \
+              (kp_rows_args a, const T *x, T *y, const T *w, const T *b), a, x, y, w, b,      \
+              kp_layernorm_algo{a.eps})
 
 KP_FOR_EACH_FLOAT(KP_ROW_KERNELS)
 

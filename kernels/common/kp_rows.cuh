@@ -63,11 +63,12 @@ template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
             q = *reinterpret_cast<const kp_vec<T, N> *>(p + elem(k, 0));
             return;
         }
+        // VEC: one address for the slot, its elements at constant offsets
+        // (an address each cost layernorm_f16 spills under 64 registers)
+        const T *s = VEC ? p + (kp_idx)elem(k, 0) : p;
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            const I e = elem(k, i);
-            q.v[i] = valid(k, i) ? p[VEC ? (kp_idx)e : (kp_idx)e * stride] : fill;
-        }
+        for (int i = 0; i < N; i++)
+            q.v[i] = valid(k, i) ? s[VEC ? (kp_idx)i : (kp_idx)elem(k, i) * stride] : fill;
     }
     static KP_DEVICE void widen(const kp_vec<T, N> &q, C (&v)[N]) {
 #pragma unroll
@@ -97,11 +98,11 @@ template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
             *reinterpret_cast<kp_vec<T, N> *>(y + elem(k, 0)) = q;
             return;
         }
+        T *s = VEC ? y + (kp_idx)elem(k, 0) : y;
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            const I e = elem(k, i);
             if (valid(k, i))
-                y[VEC ? (kp_idx)e : (kp_idx)e * ys] = kp_store<T>(v[i]);
+                s[VEC ? (kp_idx)i : (kp_idx)elem(k, i) * ys] = kp_store<T>(v[i]);
         }
     }
 };
