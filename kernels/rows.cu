@@ -420,8 +420,9 @@ struct kp_layernorm_algo {
 // flight per multiprocessor (KP_ROWS_EXACT_MIN_BLOCKS says why sm_100+ has
 // one). AMD reads the second bound as waves per execution unit, where 2
 // constrains nothing. <op>_<dt> and <op>_stream_<dt> take the same bound
-// where they fit it (f64: one block, it spilled): <op>_<dt> then runs 16-bit
-// rows of 1000 (a wave a row) four blocks of 256 a multiprocessor, not two.
+// where they fit it (f64: one block; sm_90 spilled softmax_f64 8 bytes,
+// softmax_stream_f64 476): <op>_<dt> then runs 16-bit rows of 1000 (a wave
+// a row) four blocks of 256 a multiprocessor, not two.
 #define KP_ROWS_MIN_BLOCKS(T) (sizeof(T) == 8 ? 1 : KP_ROWS_EXACT_MIN_BLOCKS)
 #define KP_ROW_KERNEL(OP, NAME, T, VEC, EXACT, STREAM, MIN_BLOCKS, PARAMS, ...)              \
     KP_KERNEL void __launch_bounds__(KP_ROWS_MAX_BLOCK, MIN_BLOCKS) OP##NAME PARAMS {         \
