@@ -198,10 +198,13 @@ static void run_sort(const struct sort_case *c, kp_dtype dt, int descending, enu
 
 /* ---- cases */
 
-/* Row lengths around the block limit (2048) and far beyond. */
+/* Row lengths around the block limit (2048) and far beyond; rows of 100 to
+ * 2048 share a block's tile 16 to 1 at a time (128 to 2048 positions). */
 static const struct sort_case length_cases[] = {
     {"1 row of 1", 1, {1}, {0}, {0}, 0, 0},
     {"37 rows of 7", 2, {37, 7}, {0}, {0}, 0, 0},
+    {"9 rows of 100", 2, {9, 100}, {0}, {0}, 0, 0},
+    {"11 rows of 200", 2, {11, 200}, {0}, {0}, 0, 0},
     {"5 rows of 1000", 2, {5, 1000}, {0}, {0}, 0, 0},
     {"3 rows of 2048", 2, {3, 2048}, {0}, {0}, 0, 0},
     {"2 rows of 2049", 2, {2, 2049}, {0}, {0}, 0, 0},
