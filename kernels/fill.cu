@@ -30,18 +30,19 @@ struct kp_transpose_shape {
     kp_idx rows, cols, x_stride, y_stride, batch, x_batch, y_batch;
 };
 
-// Calls tile(x, y, r0, c0, whole) for every T x T tile of every matrix
-// (whole: the tile lies inside it): blocks stride over (matrix, row tile)
-// on y and over column tiles on x. Blocks are KP_TILE_ROWS warps.
+// Calls tile(x, y, r0, c0, whole) for every TR x TC tile (rows r0..,
+// columns c0..) of every matrix (whole: the tile lies inside it): blocks
+// stride over (matrix, row tile) on y and over column tiles on x. Blocks
+// are KP_TILE_ROWS warps.
 #define KP_TILE_ROWS 8
-template <int T, typename E, typename Tile>
+template <int TR, int TC = TR, typename E, typename Tile>
 __device__ void kp_transpose_tiles(const kp_transpose_shape &s, const E *x, E *y, const Tile &tile) {
-    const kp_idx row_tiles = (s.rows + T - 1) / T, col_tiles = (s.cols + T - 1) / T;
+    const kp_idx row_tiles = (s.rows + TR - 1) / TR, col_tiles = (s.cols + TC - 1) / TC;
     for (kp_idx br = blockIdx.y; br < s.batch * row_tiles; br += gridDim.y) {
-        const kp_idx b = br / row_tiles, r0 = (br - b * row_tiles) * T;
+        const kp_idx b = br / row_tiles, r0 = (br - b * row_tiles) * TR;
         for (kp_idx tc = blockIdx.x; tc < col_tiles; tc += gridDim.x) {
-            const kp_idx c0 = tc * T;
-            tile(x + b * s.x_batch, y + b * s.y_batch, r0, c0, r0 + T <= s.rows && c0 + T <= s.cols);
+            const kp_idx c0 = tc * TC;
+            tile(x + b * s.x_batch, y + b * s.y_batch, r0, c0, r0 + TR <= s.rows && c0 + TC <= s.cols);
         }
     }
 }
@@ -96,56 +97,65 @@ __device__ void kp_transpose_words(const kp_transpose_shape &s, const uint32_t *
     });
 }
 
-// 16-bit elements: 64 x 64 tiles moved as 32-bit words, so each global
-// access is a word and a warp's reads and writes are 128-byte rows
-// (element by element they were 64-byte ones, at 43 % of a copy on H100):
-// a thread loads rows r and r + 1 of columns c and c + 1 (two words),
-// swaps their halves into the words of columns (c, c + 1) at r and at
-// r + 1, and stores those to the tile, which is then written out a row at
-// a time. Tiles past an edge, and operands whose words would be
-// misaligned, move element by element.
+// 16-bit elements: tiles of 64 rows (r) by 128 columns (c) moved as 32-bit
+// words, so each global access is a word and a warp's reads and writes are
+// 128-byte rows (element by element they were 64-byte ones, at 43 % of a
+// copy on H100): a thread loads rows r and r + 1 of columns c and c + 1
+// (two words), swaps their halves into the words of columns (c, c + 1) at
+// r and at r + 1, and stores those to the tile, which is then written out
+// a row at a time. 128 columns give 16 loads a thread in flight and a
+// 16 KB tile, as the 32-bit kernel has (64 x 64 tiles, 8 loads, left H100
+// at 82 % of a copy). Tiles past an edge, and operands whose words would
+// be misaligned, move element by element.
 __device__ void kp_transpose_pairs(const kp_transpose_shape &s, const uint16_t *x, uint16_t *y) {
-    constexpr int T = 64, STEPS = T / 2 / KP_TILE_ROWS;
-    __shared__ uint32_t tile[T][T / 2 + 1];  // tile[r - r0][(c - c0) / 2]: columns c, c + 1 at r
+    constexpr int TR = 64, TC = 128, STEPS = TC / 2 / KP_TILE_ROWS;
+    __shared__ uint32_t tile[TR][TC / 2 + 1];  // tile[r - r0][(c - c0) / 2]: columns c, c + 1 at r
     const unsigned lane = threadIdx.x, w = threadIdx.y;
     const bool words = ((s.x_stride | s.y_stride | s.x_batch | s.y_batch) & 1) == 0 &&
                        (((uintptr_t)x | (uintptr_t)y) & 3) == 0;
-    kp_transpose_tiles<T>(s, x, y, [&](const uint16_t *xb, uint16_t *yb, kp_idx r0, kp_idx c0, bool whole) {
+    kp_transpose_tiles<TR, TC>(s, x, y, [&](const uint16_t *xb, uint16_t *yb, kp_idx r0, kp_idx c0,
+                                            bool whole) {
         whole = whole && words;
         const kp_idx r = r0 + 2 * lane;
         auto at = [&](kp_idx c, kp_idx rr) -> uint32_t {
             return c < s.cols && rr < s.rows ? xb[c * s.x_stride + rr] : 0u;
         };
-#pragma unroll
-        for (int i = 0; i < STEPS; i++) {
-            const unsigned k = 2 * (w + KP_TILE_ROWS * i);  // c - c0
-            const kp_idx c = c0 + k;
-            uint32_t a, b;  // rows r, r + 1 of columns c and c + 1
-            if (whole) {
-                a = *(const uint32_t *)(xb + c * s.x_stride + r);
-                b = *(const uint32_t *)(xb + (c + 1) * s.x_stride + r);
-            } else {
-                a = at(c, r) | at(c, r + 1) << 16;
-                b = at(c + 1, r) | at(c + 1, r + 1) << 16;
-            }
+        // a, b: rows r, r + 1 of columns c and c + 1, c - c0 = k
+        auto put = [&](unsigned k, uint32_t a, uint32_t b) {
             tile[2 * lane][k / 2] = __byte_perm(a, b, 0x5410);
             tile[2 * lane + 1][k / 2] = __byte_perm(a, b, 0x7632);
+        };
+        if (whole) {  // words: x_stride / 2 a column, KP_TILE_ROWS * x_stride a step
+            const uint32_t *p = (const uint32_t *)(xb + (c0 + 2 * w) * s.x_stride + r);
+#pragma unroll
+            for (int i = 0; i < STEPS; i++)
+                put(2 * (w + KP_TILE_ROWS * i), p[i * KP_TILE_ROWS * s.x_stride],
+                    p[i * KP_TILE_ROWS * s.x_stride + s.x_stride / 2]);
+        } else {  // element by element; not unrolled, its 32 loads would raise every tile's registers
+#pragma unroll 1
+            for (int i = 0; i < STEPS; i++) {
+                const unsigned k = 2 * (w + KP_TILE_ROWS * i);
+                const kp_idx c = c0 + k;
+                put(k, at(c, r) | at(c, r + 1) << 16, at(c + 1, r) | at(c + 1, r + 1) << 16);
+            }
         }
         __syncthreads();
 #pragma unroll
-        for (int j = 0; j < T / KP_TILE_ROWS; j++) {
-            const unsigned k = w + KP_TILE_ROWS * j;  // r - r0
-            const kp_idx rr = r0 + k, c = c0 + 2 * lane;
-            const uint32_t v = tile[k][lane];
-            if (whole) {
-                *(uint32_t *)(yb + rr * s.y_stride + c) = v;
-            } else if (rr < s.rows) {
-                if (c < s.cols)
-                    yb[rr * s.y_stride + c] = (uint16_t)v;
-                if (c + 1 < s.cols)
-                    yb[rr * s.y_stride + c + 1] = (uint16_t)(v >> 16);
+        for (int j = 0; j < TR / KP_TILE_ROWS; j++)
+#pragma unroll
+            for (int h = 0; h < TC / 64; h++) {
+                const unsigned k = w + KP_TILE_ROWS * j, u = lane + 32 * h;  // r - r0, (c - c0) / 2
+                const kp_idx rr = r0 + k, c = c0 + 2 * u;
+                const uint32_t v = tile[k][u];
+                if (whole) {
+                    *(uint32_t *)(yb + rr * s.y_stride + c) = v;
+                } else if (rr < s.rows) {
+                    if (c < s.cols)
+                        yb[rr * s.y_stride + c] = (uint16_t)v;
+                    if (c + 1 < s.cols)
+                        yb[rr * s.y_stride + c + 1] = (uint16_t)(v >> 16);
+                }
             }
-        }
         __syncthreads();
     });
 }
@@ -160,7 +170,7 @@ template <typename E> __device__ void kp_transpose(const kp_transpose_shape &s, 
 }
 
 // Launched with blocks of 32 x KP_TILE_ROWS threads; the launcher's grid
-// counts tiles of 64 (2- and 4-byte elements) or 32 (1 and 8).
+// counts tiles of 64 x 128 (2-byte elements), 64 x 64 (4) or 32 x 32 (1, 8).
 #define KP_TRANSPOSE(NAME, T)                                                                  \
     KP_KERNEL void transpose2d_##NAME(kp_idx rows, kp_idx cols, const T *x, kp_idx x_stride,    \
                                       T *y, kp_idx y_stride, kp_idx batch, kp_idx x_batch,      \

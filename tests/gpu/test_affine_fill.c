@@ -75,6 +75,7 @@ static const struct layout_case cases[] = {
     {"batched transpose", 3, {3, 70, 65}, {0}, {4550, 1, 70}, 0, 0},
     {"batched transpose even strides", 3, {2, 128, 66}, {0}, {8448, 1, 128}, 0, 0},
     {"batched transpose into channels-last", 3, {2, 40, 96}, {3840, 1, 40}, {0}, 0, 2},
+    {"batched transpose wide tiles", 3, {2, 70, 260}, {0}, {18200, 1, 70}, 0, 0},  /* 16-bit: 64 x 128 */
     {"short rows", 3, {2000, 3, 3}, {0}, {9, 1, 3}, 0, 0},
     {"strided dst", 2, {19, 23}, {47, 2}, {0}, 1, 0},
     {"broadcast src", 3, {4, 5, 129}, {0}, {0, 129, 1}, 0, 0},
