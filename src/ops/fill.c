@@ -133,9 +133,14 @@ kp_status kp_copy(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
     struct transpose_plan plan;
     if (transpose_plan_of(&layout, &plan))
         return launch_transpose(stream, dst->dtype, y, x, &plan);
+    /* Rows contiguous in both (rank 3+: a permutation that keeps the last
+     * dim) go to a kernel with several 16-byte loads a thread in flight. */
+    const int last = layout.rank - 1;
+    const bool rows = last >= 0 && layout.stride[0][last] == 1 && layout.stride[1][last] == 1;
     struct kp_launch_dims dims = kp_launch_strided(dev, &layout, 2, es);
     void *args[] = {&n, &layout, &x, &y};
-    return kp_launch_family(stream, KP_KF_COPY_STRIDED, dst->dtype, &dims, args);
+    return kp_launch_family(stream, rows ? KP_KF_COPY_STRIDED_ROWS : KP_KF_COPY_STRIDED, dst->dtype,
+                            &dims, args);
 }
 
 kp_status kp_copy2d(kp_stream *stream, kp_dtype dtype,

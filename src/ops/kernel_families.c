@@ -9,6 +9,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_FILL] = {KP_MODULE_FILL, "fill_%s", KP_SUFFIX_SIZES},
     [KP_KF_FILL_STRIDED] = {KP_MODULE_FILL, "fill_strided_%s", KP_SUFFIX_SIZES},
     [KP_KF_COPY_STRIDED] = {KP_MODULE_FILL, "copy_strided_%s", KP_SUFFIX_SIZES},
+    [KP_KF_COPY_STRIDED_ROWS] = {KP_MODULE_FILL, "copy_strided_rows_%s", KP_SUFFIX_SIZES},
     [KP_KF_COPY2D] = {KP_MODULE_FILL, "copy2d_%s", KP_SUFFIX_SIZES},
     [KP_KF_TRANSPOSE2D] = {KP_MODULE_FILL, "transpose2d_%s", KP_SUFFIX_SIZES},
     [KP_KF_BINARY_ADD] = {KP_MODULE_BINARY, "add_%s", KP_SUFFIX_DTYPES},

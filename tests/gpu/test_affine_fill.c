@@ -76,6 +76,10 @@ static const struct layout_case cases[] = {
     {"batched transpose even strides", 3, {2, 128, 66}, {0}, {8448, 1, 128}, 0, 0},
     {"batched transpose into channels-last", 3, {2, 40, 96}, {3840, 1, 40}, {0}, 0, 2},
     {"batched transpose wide tiles", 3, {2, 70, 260}, {0}, {18200, 1, 70}, 0, 0},  /* 16-bit: 64 x 128 */
+    {"permuted rows", 3, {5, 7, 136}, {0}, {136, 680, 1}, 0, 0},  /* [S, H, D] -> [H, S, D] */
+    {"permuted rows aligned offsets", 3, {4, 6, 128}, {0}, {128, 512, 1}, 8, 24},
+    {"permuted rows odd offsets", 3, {4, 6, 128}, {0}, {128, 512, 1}, 1, 3},
+    {"permuted long rows", 3, {3, 2, 3000}, {0}, {3000, 9000, 1}, 0, 0},
     {"short rows", 3, {2000, 3, 3}, {0}, {9, 1, 3}, 0, 0},
     {"strided dst", 2, {19, 23}, {47, 2}, {0}, 1, 0},
     {"broadcast src", 3, {4, 5, 129}, {0}, {0, 129, 1}, 0, 0},

@@ -118,6 +118,26 @@ START_TEST(test_valid_calls_launch_the_right_kernel)
     i64.layout.strides[0] = 0;  /* broadcast fill is fine */
     ck_assert_int_eq(kp_fill(stream, &i64, &v), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "fill_strided_x64");
+    /* copies of a permuted f16 view: [2, 4, 8] from [4, 2, 8] keeps its
+     * rows of 8; from [8, 4, 2] and [2, 8, 4] it transposes */
+    kp_tensor h = {buf, KP_DTYPE_F16, {0}}, hs;
+    ck_assert_int_eq(kp_layout_contiguous(&h.layout, 3, (int64_t[]){2, 4, 8}), KP_OK);
+    hs = h;
+    hs.layout.offset = 1024;
+    hs.layout.strides[0] = 8;
+    hs.layout.strides[1] = 16;
+    ck_assert_int_eq(kp_copy(stream, &h, &hs), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "copy_strided_rows_x16");
+    hs.layout.strides[0] = 1;
+    hs.layout.strides[1] = 2;
+    hs.layout.strides[2] = 8;
+    ck_assert_int_eq(kp_copy(stream, &h, &hs), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "copy_strided_x16");
+    hs.layout.strides[0] = 32;
+    hs.layout.strides[1] = 1;
+    hs.layout.strides[2] = 4;
+    ck_assert_int_eq(kp_copy(stream, &h, &hs), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "transpose2d_x16");
     kp_tensor empty = tensor(buf, KP_DTYPE_F32, 0, 5);
     int before = atomic_load(&fake.launches);
     ck_assert_int_eq(kp_fill(stream, &empty, &v), KP_OK);
