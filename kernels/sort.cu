@@ -269,6 +269,21 @@ KP_DEVICE void kp_block_rank(const uint32_t (&digit)[KP_SORT_ITEMS], uint32_t (&
         rank[r] += s.count[wave][digit[r]] + s.start[digit[r]];
 }
 
+// Ranks the tile's items by digit (kp_block_rank) and leaves them in sk/si
+// at kp_sort_slot(rank), synchronised.
+template <typename K>
+KP_DEVICE void kp_rank_into(const kp_sort_items<K> &it, const uint32_t (&digit)[KP_SORT_ITEMS],
+                            K *sk, uint32_t *si, kp_rank_smem &s) {
+    uint32_t rank[KP_SORT_ITEMS];
+    kp_block_rank(digit, rank, s);
+#pragma unroll
+    for (int r = 0; r < KP_SORT_ITEMS; r++) {
+        sk[kp_sort_slot(rank[r])] = it.key[r];
+        si[kp_sort_slot(rank[r])] = it.idx[r];
+    }
+    __syncthreads();
+}
+
 // Radix sort of a tile by key, then (if several rows share the tile) by row:
 // `it` holds the items at kp_wave_pos(r), with idx their tile position. The
 // sorted tile is left in sk/si at kp_sort_slot(sorted position), synchronised.
@@ -278,18 +293,12 @@ KP_DEVICE void kp_radix_sort_tile(kp_sort_items<K> &it, int seg_log2, int tile_l
     const int key_passes = (int)sizeof(K);
     const int passes = key_passes + (seg_log2 < tile_log2 ? 1 : 0);
     for (int pass = 0; pass < passes; pass++) {
-        uint32_t digit[KP_SORT_ITEMS], rank[KP_SORT_ITEMS];
+        uint32_t digit[KP_SORT_ITEMS];
 #pragma unroll
         for (int r = 0; r < KP_SORT_ITEMS; r++)
             digit[r] = pass < key_passes ? (uint32_t)(it.key[r] >> (KP_RADIX_BITS * pass)) & (KP_RADIX - 1)
                                          : it.idx[r] >> seg_log2;
-        kp_block_rank(digit, rank, s);
-#pragma unroll
-        for (int r = 0; r < KP_SORT_ITEMS; r++) {
-            sk[kp_sort_slot(rank[r])] = it.key[r];
-            si[kp_sort_slot(rank[r])] = it.idx[r];
-        }
-        __syncthreads();
+        kp_rank_into(it, digit, sk, si, s);
         if (pass + 1 < passes) {
 #pragma unroll
             for (int r = 0; r < KP_SORT_ITEMS; r++) {
@@ -498,7 +507,7 @@ KP_DEVICE void kp_argsort_scatter(const kp_sort_radix &p, const K *keys, const u
         where[threadIdx.x] = *kp_digit_counts((uint32_t *)offsets, row, t, per_row);
         // Positions past the row's end rank last (highest digit, last places) and are not written.
         kp_sort_items<K> it;
-        uint32_t digit[KP_SORT_ITEMS], rank[KP_SORT_ITEMS];
+        uint32_t digit[KP_SORT_ITEMS];
 #pragma unroll
         for (int r = 0; r < KP_SORT_ITEMS; r++) {
             const unsigned q = kp_wave_pos(r);
@@ -507,13 +516,7 @@ KP_DEVICE void kp_argsort_scatter(const kp_sort_radix &p, const K *keys, const u
             it.idx[r] = idx ? (q < n ? idx[at] : 0) : (uint32_t)(base + q);
             digit[r] = q < n ? (uint32_t)(it.key[r] >> p.shift) & (KP_RADIX - 1) : KP_RADIX - 1;
         }
-        kp_block_rank(digit, rank, rs);
-#pragma unroll
-        for (int r = 0; r < KP_SORT_ITEMS; r++) {
-            sk[kp_sort_slot(rank[r])] = it.key[r];
-            si[kp_sort_slot(rank[r])] = it.idx[r];
-        }
-        __syncthreads();
+        kp_rank_into(it, digit, sk, si, rs);
         out.row(row);
         for (unsigned i = threadIdx.x; i < n; i += blockDim.x) {
             const K key = sk[kp_sort_slot(i)];
