@@ -188,37 +188,75 @@ KP_DEVICE void kp_reduce_partials(const kp_reduce_args &A, const typename Op::ac
 // elements of one output, so neighbouring threads read neighbouring elements.
 // With A.group = V > 1 (the launcher's choice for sum, mean, min and max
 // of 2- and 4-byte elements whose V consecutive outputs are 16 contiguous,
-// aligned bytes of src and of dst, one reduced dim): each thread takes V outputs, one 16-byte load
-// a reduced element. One element a thread read 64-byte (16-bit) or
-// 128-byte rows a warp and left H100 at 57-93 % of a copy.
+// aligned bytes of src and of dst, one reduced dim): each thread takes V
+// outputs, one 16-byte load a reduced element, and writes them with one
+// 16-byte store (V scalar stores send each 32-byte sector of dst to memory
+// in V pieces: as many write transactions as reads for 16-bit sums of 8).
+// One element a thread read 64-byte (16-bit) or 128-byte rows a warp and
+// left H100 at 57-93 % of a copy. blockDim.y > 1 splits the reduced
+// elements of a block's outputs into interleaved slices, combined through
+// shared memory, so few outputs still fill the device where their partials
+// would overflow the scratch area (16-bit 64x1024x4096 over dim 1 ran one
+// block a multiprocessor).
 template <int V, typename T, typename Op, typename Store>
 KP_DEVICE void kp_reduce_column_runs(const kp_reduce_args &A, const T *x, typename Store::out *y,
                                      typename Op::acc *part, const Op &op, const Store &store) {
+    typedef typename Op::acc Acc;
+    __shared__ Acc slice[V][KP_REDUCE_MAX_BLOCK];
     const kp_idx n_red = (kp_idx)A.n_red, splits = (kp_idx)A.splits, s = (kp_idx)A.red_stride[0];
+    const kp_idx nv = (kp_idx)A.n_out / V;
+    const unsigned cols = blockDim.x, rows = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     const kp_idx split = blockIdx.y;
     const kp_idx lo = kp_min_idx(split * (kp_idx)A.chunk, n_red);
     const kp_idx hi = kp_min_idx(lo + (kp_idx)A.chunk, n_red);
-    for (kp_idx ov = kp_thread_index(); ov < (kp_idx)A.n_out / V; ov += kp_thread_count()) {
-        kp_idx src, dst;
-        kp_kept_offsets(A, ov * V, src, dst);
-        const T *base = x + src;
-        typename Op::acc acc[V];
+    const int log_rows = __popc(rows - 1);  // rows is a power of two: no division
+    // Uniform per block: every slice reaches the barriers.
+    for (kp_idx b = blockIdx.x; b * cols < nv; b += gridDim.x) {
+        const kp_idx ov = b * cols + tx;
+        Acc acc[V];
 #pragma unroll
         for (int v = 0; v < V; v++)
             acc[v] = op.identity();
+        kp_idx src = 0, dst = 0;
+        if (ov < nv) {
+            kp_kept_offsets(A, ov * V, src, dst);
+            const kp_vec<T, V> *p = (const kp_vec<T, V> *)(x + src + (lo + ty) * s);
+            const kp_idx step = rows * s / V;
+            const kp_idx n = lo + ty < hi ? (hi - lo - ty + rows - 1) >> log_rows : 0;
 #pragma unroll 4
-        for (kp_idx r = lo; r < hi; r++) {
-            const kp_vec<T, V> e = *(const kp_vec<T, V> *)(base + r * s);
+            for (kp_idx i = 0; i < n; i++) {
+                const kp_vec<T, V> e = p[i * step];
 #pragma unroll
-            for (int v = 0; v < V; v++)
-                kp_fold(acc[v], op, e.v[v], r);
+                for (int v = 0; v < V; v++)
+                    kp_fold(acc[v], op, e.v[v], lo + ty + i * rows);
+            }
         }
+        if (rows > 1) {
+            __syncthreads();  // slice 0 of the last iteration has read slice[]
+            if (ty > 0) {
 #pragma unroll
-        for (int v = 0; v < V; v++) {
-            if (splits == 1)
-                y[dst + v] = store(acc[v], n_red, A.mean);
-            else
-                part[(ov * V + v) * splits + split] = acc[v];
+                for (int v = 0; v < V; v++)
+                    slice[v][ty * cols + tx] = acc[v];
+            }
+            __syncthreads();
+            for (unsigned k = 1; ty == 0 && k < rows; k++) {
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    acc[v] = op(acc[v], slice[v][k * cols + tx]);
+            }
+        }
+        if (ov < nv && ty == 0) {
+            if (splits == 1) {
+                kp_vec<typename Store::out, V> out;
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    out.v[v] = store(acc[v], n_red, A.mean);
+                *(kp_vec<typename Store::out, V> *)(y + dst) = out;
+            } else {
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    part[(ov * V + v) * splits + split] = acc[v];
+            }
         }
     }
 }

@@ -11,7 +11,8 @@
  *   16-byte loads;
  * - outputs lie closer together than the elements of one output (a
  *   reduction over outer dims): one thread per output, or per 16 bytes of
- *   outputs contiguous in src and dst (reduce_cols_<op>);
+ *   outputs contiguous in src and dst (reduce_cols_<op>; these split the
+ *   reduced elements across the block's y dimension when outputs are few);
  * - otherwise a group per output gathering at any strides (reduce_strided).
  * When there are too few outputs to fill the device (a full-tensor sum), the
  * reduced set is split across blocks that write partials to the stream's
@@ -25,6 +26,8 @@
 #define SPLIT_MIN_GROUP 4096u  /* reduced elements per split (16 per thread) */
 #define SPLIT_MIN_COLS 32u     /* reduced elements per thread and split (cols kernel) */
 #define GROUP_UNITS 32u        /* most units (16-byte loads or elements) per thread of a group */
+#define COL_SLICES_MAX 8u      /* reduced-dim slices a block (cols kernel): >= 32 runs a row */
+#define COL_SLICE_MIN 16u      /* reduced elements per slice at least */
 
 enum reduce_kind { KIND_GROUPS, KIND_STRIDED, KIND_COLS, KIND_FINAL };
 
@@ -297,10 +300,21 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, cons
     p->dims.grid[2] = 1;
     if (columns) {
         a->group = column_run(a, op, dt, x, y);
-        uint64_t blocks = ceil_div(n_out / (uint64_t)a->group, REDUCE_BLOCK);
-        set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, SPLIT_MIN_COLS,
+        /* 16-byte runs: the block's y dimension takes slices of the reduced
+         * elements while the blocks would leave the device part-empty (a
+         * single pass; partials of many outputs overflow the scratch area). */
+        const uint64_t threads = n_out / (uint64_t)a->group;
+        unsigned slices = 1;
+        while (a->group > 1 && slices < COL_SLICES_MAX &&
+               ceil_div(threads, REDUCE_BLOCK / slices) < fill_blocks &&
+               n_red >= 2 * slices * (uint64_t)COL_SLICE_MIN)
+            slices <<= 1;
+        uint64_t blocks = ceil_div(threads, REDUCE_BLOCK / slices);
+        set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, SPLIT_MIN_COLS * slices,
                                     psize), 1);
         p->kind = KIND_COLS;
+        p->dims.block[0] = REDUCE_BLOCK / slices;
+        p->dims.block[1] = slices;
         p->dims.grid[0] = grid_cap(blocks, REDUCE_BLOCK);
         p->dims.grid[1] = (unsigned)a->splits;
         return;

@@ -79,6 +79,10 @@ static const struct red_case cases[] = {
     {"middle dim of 8x300x64", 3, {8, 300, 64}, {0}, 0, 1, {1}, {0}, 0},
     {"outer dim of 4096x256 (split)", 2, {4096, 256}, {0}, 0, 1, {0}, {0}, 0},
     {"outer dim of 1000x256 offset 1", 2, {1000, 256}, {0}, 1, 1, {0}, {0}, 0},
+    /* ... with the reduced dim in slices across the block (uneven slices,
+     * a part-filled block; then chunks of splits not a multiple of slices) */
+    {"middle dim of 5x99x200 (slices)", 3, {5, 99, 200}, {0}, 0, 1, {1}, {0}, 0},
+    {"middle dim of 2x3001x128 (slices, split)", 3, {2, 3001, 128}, {0}, 0, 1, {1}, {0}, 0},
     {"dims 0,2 of 6x7x8x9", 4, {6, 7, 8, 9}, {0}, 0, 2, {0, 2}, {0}, 0},
     {"dims 3,1 of permuted 5x6x7x8", 4, {5, 6, 7, 8}, {7, 280, 1, 35}, 4, 2, {3, 1}, {0}, 0},
     {"all dims of transposed 9x10x11", 3, {9, 10, 11}, {1, 99, 9}, 0, 3, {0, 1, 2}, {0}, 0},

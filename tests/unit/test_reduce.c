@@ -337,6 +337,23 @@ START_TEST(test_fast_path_geometry)
     brows.dtype = bsums.dtype = KP_DTYPE_BF16;
     LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &bsums, &brows, (int[]){1}, 1), 1, "reduce_sum_bf16");
     EXPECT_DIMS(4096, 1, 256);
+    /* over the middle dim of (8, 1024, 1024): 16 bytes of outputs a thread,
+     * the 1024 reduced elements in 4 slices across the block (32 blocks);
+     * over the outer dim of (8, 4096, 64) bf16: outputs enough for 128 blocks */
+    kp_tensor cube = {big, KP_DTYPE_F32, {0}}, mid = {big, KP_DTYPE_F32, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&cube.layout, 3, (int64_t[]){8, 1024, 1024}), KP_OK);
+    ck_assert_int_eq(kp_layout_contiguous(&mid.layout, 3, (int64_t[]){8, 1, 1024}), KP_OK);
+    mid.layout.offset = 8 * 1024 * 1024;
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_SUM, &mid, &cube, (int[]){1}, 1), 1, "reduce_cols_sum_f32");
+    EXPECT_DIMS(32, 1, 64);
+    ck_assert_uint_eq(fake.last_dims.block[1], 4);
+    kp_tensor bcube = {big, KP_DTYPE_BF16, {0}}, bfirst = {big, KP_DTYPE_BF16, {0}};
+    ck_assert_int_eq(kp_layout_contiguous(&bcube.layout, 3, (int64_t[]){8, 4096, 64}), KP_OK);
+    ck_assert_int_eq(kp_layout_contiguous(&bfirst.layout, 3, (int64_t[]){1, 4096, 64}), KP_OK);
+    bfirst.layout.offset = 8 * 4096 * 64;
+    LAUNCHES(kp_reduce(stream, KP_REDUCE_MAX, &bfirst, &bcube, (int[]){0}, 1), 1, "reduce_cols_max_bf16");
+    EXPECT_DIMS(128, 1, 256);
+    ck_assert_uint_eq(fake.last_dims.block[1], 1);
     kp_tensor flat = {big, KP_DTYPE_F32, {0}}, one = {big, KP_DTYPE_F32, {0}};
     ck_assert_int_eq(kp_layout_contiguous(&flat.layout, 1, (int64_t[]){(int64_t)1 << 27}), KP_OK);
     ck_assert_int_eq(kp_layout_contiguous(&one.layout, 1, (int64_t[]){1}), KP_OK);
