@@ -28,6 +28,7 @@
 #define GROUP_UNITS 32u        /* most units (16-byte loads or elements) per thread of a group */
 #define COL_SLICES_MAX 8u      /* reduced-dim slices a block (cols kernel): >= 32 runs a row */
 #define COL_SLICE_MIN 16u      /* reduced elements per slice at least */
+#define COL_RUN_BLOCKS 3u      /* blocks a multiprocessor that 16-byte column runs aim for */
 
 enum reduce_kind { KIND_GROUPS, KIND_STRIDED, KIND_COLS, KIND_FINAL };
 
@@ -302,16 +303,18 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, cons
         a->group = column_run(a, op, dt, x, y);
         /* 16-byte runs: the block's y dimension takes slices of the reduced
          * elements while the blocks would leave the device part-empty (a
-         * single pass; partials of many outputs overflow the scratch area). */
+         * single pass; partials of many outputs overflow the scratch area).
+         * Their threads keep 64 bytes in flight: COL_RUN_BLOCKS blocks a
+         * multiprocessor are enough, and fit in one wave of blocks. */
+        const uint64_t want = a->group > 1 ? sms * COL_RUN_BLOCKS : fill_blocks;
         const uint64_t threads = n_out / (uint64_t)a->group;
         unsigned slices = 1;
         while (a->group > 1 && slices < COL_SLICES_MAX &&
-               ceil_div(threads, REDUCE_BLOCK / slices) < fill_blocks &&
+               ceil_div(threads, REDUCE_BLOCK / slices) < want &&
                n_red >= 2 * slices * (uint64_t)COL_SLICE_MIN)
             slices <<= 1;
         uint64_t blocks = ceil_div(threads, REDUCE_BLOCK / slices);
-        set_chunks(a, choose_splits(blocks, n_out, n_red, fill_blocks, SPLIT_MIN_COLS * slices,
-                                    psize), 1);
+        set_chunks(a, choose_splits(blocks, n_out, n_red, want, SPLIT_MIN_COLS * slices, psize), 1);
         p->kind = KIND_COLS;
         p->dims.block[0] = REDUCE_BLOCK / slices;
         p->dims.block[1] = slices;
