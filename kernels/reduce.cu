@@ -198,6 +198,25 @@ KP_DEVICE void kp_reduce_partials(const kp_reduce_args &A, const typename Op::ac
 // shared memory, so few outputs still fill the device where their partials
 // would overflow the scratch area (16-bit 64x1024x4096 over dim 1 ran one
 // block a multiprocessor).
+// A thread's V outputs of a column run: one 16-byte store to dst, or the
+// split's partials.
+template <int V, typename Acc, typename Out, typename Store>
+KP_DEVICE void kp_column_run_out(const Acc (&acc)[V], Out *y, Acc *part, kp_idx dst, kp_idx ov,
+                                 kp_idx split, kp_idx splits, kp_idx n_red, int32_t mean,
+                                 const Store &store) {
+    if (splits == 1) {
+        kp_vec<Out, V> out;
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            out.v[v] = store(acc[v], n_red, mean);
+        *(kp_vec<Out, V> *)(y + dst) = out;
+    } else {
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            part[(ov * V + v) * splits + split] = acc[v];
+    }
+}
+
 template <int V, typename T, typename Op, typename Store>
 KP_DEVICE void kp_reduce_column_runs(const kp_reduce_args &A, const T *x, typename Store::out *y,
                                      typename Op::acc *part, const Op &op, const Store &store) {
@@ -209,6 +228,26 @@ KP_DEVICE void kp_reduce_column_runs(const kp_reduce_args &A, const T *x, typena
     const kp_idx split = blockIdx.y;
     const kp_idx lo = kp_min_idx(split * (kp_idx)A.chunk, n_red);
     const kp_idx hi = kp_min_idx(lo + (kp_idx)A.chunk, n_red);
+    if (rows == 1) {  // no slices: one thread's V outputs over the whole chunk
+        for (kp_idx ov = kp_thread_index(); ov < nv; ov += kp_thread_count()) {
+            kp_idx src, dst;
+            kp_kept_offsets(A, ov * V, src, dst);
+            const T *base = x + src;
+            Acc acc[V];
+#pragma unroll
+            for (int v = 0; v < V; v++)
+                acc[v] = op.identity();
+#pragma unroll 4
+            for (kp_idx r = lo; r < hi; r++) {
+                const kp_vec<T, V> e = *(const kp_vec<T, V> *)(base + r * s);
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    kp_fold(acc[v], op, e.v[v], r);
+            }
+            kp_column_run_out<V>(acc, y, part, dst, ov, split, splits, n_red, A.mean, store);
+        }
+        return;
+    }
     const int log_rows = __popc(rows - 1);  // rows is a power of two: no division
     // Uniform per block: every slice reaches the barriers.
     for (kp_idx b = blockIdx.x; b * cols < nv; b += gridDim.x) {
@@ -245,19 +284,8 @@ KP_DEVICE void kp_reduce_column_runs(const kp_reduce_args &A, const T *x, typena
                     acc[v] = op(acc[v], slice[v][k * cols + tx]);
             }
         }
-        if (ov < nv && ty == 0) {
-            if (splits == 1) {
-                kp_vec<typename Store::out, V> out;
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    out.v[v] = store(acc[v], n_red, A.mean);
-                *(kp_vec<typename Store::out, V> *)(y + dst) = out;
-            } else {
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    part[(ov * V + v) * splits + split] = acc[v];
-            }
-        }
+        if (ov < nv && ty == 0)
+            kp_column_run_out<V>(acc, y, part, dst, ov, split, splits, n_red, A.mean, store);
     }
 }
 
