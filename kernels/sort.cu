@@ -236,6 +236,7 @@ KP_DEVICE uint32_t kp_block_exclusive_sum(uint32_t v, uint32_t *wave_sum) {
 // rank[r] := where this thread's item r (at kp_wave_pos(r)) goes when the
 // tile is sorted stably by digit; s.start holds each digit's first place.
 // Every thread of the block calls it.
+template <int BITS>
 KP_DEVICE void kp_block_rank(const uint32_t (&digit)[KP_SORT_ITEMS], uint32_t (&rank)[KP_SORT_ITEMS],
                              kp_rank_smem &s) {
     const unsigned lane = threadIdx.x % KP_WAVE_SIZE, wave = threadIdx.x / KP_WAVE_SIZE;
@@ -246,7 +247,7 @@ KP_DEVICE void kp_block_rank(const uint32_t (&digit)[KP_SORT_ITEMS], uint32_t (&
     uint32_t *count = s.count[wave];
 #pragma unroll
     for (int r = 0; r < KP_SORT_ITEMS; r++) {
-        const uint64_t peers = kp_match_any<KP_RADIX_BITS>(digit[r]);  // lanes with this digit
+        const uint64_t peers = kp_match_any<BITS>(digit[r]);  // lanes with this digit
         const uint32_t base = count[digit[r]];
         const unsigned ahead = (unsigned)__popcll(peers & below);
         rank[r] = base + ahead;
@@ -271,11 +272,11 @@ KP_DEVICE void kp_block_rank(const uint32_t (&digit)[KP_SORT_ITEMS], uint32_t (&
 
 // Ranks the tile's items by digit (kp_block_rank) and leaves them in sk/si
 // at kp_sort_slot(rank), synchronised.
-template <typename K>
+template <int BITS = KP_RADIX_BITS, typename K>
 KP_DEVICE void kp_rank_into(const kp_sort_items<K> &it, const uint32_t (&digit)[KP_SORT_ITEMS],
                             K *sk, uint32_t *si, kp_rank_smem &s) {
     uint32_t rank[KP_SORT_ITEMS];
-    kp_block_rank(digit, rank, s);
+    kp_block_rank<BITS>(digit, rank, s);
 #pragma unroll
     for (int r = 0; r < KP_SORT_ITEMS; r++) {
         sk[kp_sort_slot(rank[r])] = it.key[r];
@@ -283,6 +284,10 @@ KP_DEVICE void kp_rank_into(const kp_sort_items<K> &it, const uint32_t (&digit)[
     }
     __syncthreads();
 }
+
+// Bits of a row's number within a tile of rows of KP_SORT_RADIX_MIN or more.
+#define KP_SORT_ROW_BITS kp_log2(KP_SORT_TILE / KP_SORT_RADIX_MIN)
+__host__ __device__ constexpr int kp_log2(int v) { return v > 1 ? 1 + kp_log2(v / 2) : 0; }
 
 // Radix sort of a tile by key, then (if several rows share the tile) by row:
 // `it` holds the items at kp_wave_pos(r), with idx their tile position. The
@@ -298,7 +303,10 @@ KP_DEVICE void kp_radix_sort_tile(kp_sort_items<K> &it, int seg_log2, int tile_l
         for (int r = 0; r < KP_SORT_ITEMS; r++)
             digit[r] = pass < key_passes ? (uint32_t)(it.key[r] >> (KP_RADIX_BITS * pass)) & (KP_RADIX - 1)
                                          : it.idx[r] >> seg_log2;
-        kp_rank_into(it, digit, sk, si, s);
+        if (pass < key_passes)
+            kp_rank_into(it, digit, sk, si, s);
+        else
+            kp_rank_into<KP_SORT_ROW_BITS>(it, digit, sk, si, s);
         if (pass + 1 < passes) {
 #pragma unroll
             for (int r = 0; r < KP_SORT_ITEMS; r++) {
@@ -318,44 +326,48 @@ KP_DEVICE int kp_sort_tile_log2() {
 
 // Rows of up to KP_SORT_TILE keys, 2^(log2(TILE) - seg_log2) rows per tile
 // (each padded to 2^seg_log2 positions). An item's idx is its tile position,
-// whose low seg_log2 bits are its column.
-template <typename T>
+// whose low seg_log2 bits are its column. RADIX: rows of KP_SORT_RADIX_MIN
+// positions or more; shorter ones go through the bitonic network, in a
+// kernel of their own (the radix path's registers cost 16-bit rows of 64
+// 5 % of their speed).
+template <typename T, bool RADIX>
 KP_DEVICE void kp_argsort_rows(const kp_sort_rows &p, const kp_strided &outer, const T *src,
                                uint32_t *dst) {
     typedef typename kp_sort_key<T>::type K;
     __shared__ K sk[KP_SORT_SMEM];
     __shared__ uint32_t si[KP_SORT_SMEM];
-    __shared__ kp_rank_smem rs;
     const int seg_log2 = p.seg_log2, tile_log2 = kp_sort_tile_log2();
     const kp_idx seg_mask = ((kp_idx)1 << seg_log2) - 1;
     const kp_idx rows = (kp_idx)p.rows, ncols = (kp_idx)p.ncols;
     const kp_idx rows_per_tile = (kp_idx)KP_SORT_TILE >> seg_log2;
     const kp_idx tiles = (rows + rows_per_tile - 1) / rows_per_tile;
     const K flip = p.descending ? kp_all_ones<K>() : (K)0;
-    const bool radix = ((kp_idx)1 << seg_log2) >= KP_SORT_RADIX_MIN;
     for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         // Padding (columns past ncols, rows past the last) sorts last in its row.
-        for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
-            const kp_idx row = tile * rows_per_tile + (i >> seg_log2), col = i & seg_mask;
+        auto key_at = [&](unsigned q) {
+            const kp_idx row = tile * rows_per_tile + (q >> seg_log2), col = q & seg_mask;
             K key = kp_all_ones<K>();
             if (row < rows && col < ncols) {
                 kp_idx off[2];
                 kp_strided_offsets<2>(outer, row, off);
                 key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
             }
-            sk[kp_sort_slot(i)] = key;
-            si[kp_sort_slot(i)] = i;
-        }
-        if (radix) {
-            __syncthreads();
+            return key;
+        };
+        if constexpr (RADIX) {
+            __shared__ kp_rank_smem rs;
             kp_sort_items<K> it;
 #pragma unroll
             for (int r = 0; r < KP_SORT_ITEMS; r++) {
-                it.key[r] = sk[kp_sort_slot(kp_wave_pos(r))];
-                it.idx[r] = si[kp_sort_slot(kp_wave_pos(r))];
+                it.idx[r] = kp_wave_pos(r);
+                it.key[r] = key_at(it.idx[r]);
             }
             kp_radix_sort_tile(it, seg_log2, tile_log2, sk, si, rs);
         } else {
+            for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
+                sk[kp_sort_slot(i)] = key_at(i);
+                si[kp_sort_slot(i)] = i;
+            }
             kp_bitonic_sort_tile(seg_log2, sk, si);
         }
         for (unsigned i = threadIdx.x; i < KP_SORT_TILE; i += blockDim.x) {
@@ -542,9 +554,13 @@ KP_DEVICE void kp_argsort_scatter(const kp_sort_radix &p, const K *keys, const u
 #define KP_SORT_ROWS_BOUNDS(T) __launch_bounds__(KP_SORT_BLOCK, KP_SORT_ROWS_MIN_BLOCKS(T))
 
 #define KP_ARGSORT(NAME, T)                                                                      \
-    KP_KERNEL void KP_SORT_ROWS_BOUNDS(T) argsort_rows_##NAME(kp_sort_rows p, kp_strided outer,         \
-                                                      const T *src, uint32_t *dst) {             \
-        kp_argsort_rows(p, outer, src, dst);                                                     \
+    KP_KERNEL void KP_SORT_ROWS_BOUNDS(T)                                                        \
+        argsort_rows_##NAME(kp_sort_rows p, kp_strided outer, const T *src, uint32_t *dst) {     \
+        kp_argsort_rows<T, true>(p, outer, src, dst);                                            \
+    }                                                                                            \
+    KP_KERNEL void KP_SORT_BOUNDS                                                                \
+        argsort_rows_short_##NAME(kp_sort_rows p, kp_strided outer, const T *src, uint32_t *dst) { \
+        kp_argsort_rows<T, false>(p, outer, src, dst);                                           \
     }                                                                                            \
     KP_KERNEL void KP_SORT_BOUNDS argsort_keys_##NAME(kp_sort_rows p, kp_strided outer,         \
                                                       const T *src,                              \

@@ -68,6 +68,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_SCATTER] = {KP_MODULE_INDEXING, "scatter_%s", KP_SUFFIX_IDS_SIZES},
     [KP_KF_SCATTER_ADD] = {KP_MODULE_INDEXING, "scatter_add_%s", KP_SUFFIX_IDS_DTYPES},
     [KP_KF_ARGSORT_ROWS] = {KP_MODULE_SORT, "argsort_rows_%s", KP_SUFFIX_DTYPES},
+    [KP_KF_ARGSORT_ROWS_SHORT] = {KP_MODULE_SORT, "argsort_rows_short_%s", KP_SUFFIX_DTYPES},
     [KP_KF_ARGSORT_KEYS] = {KP_MODULE_SORT, "argsort_keys_%s", KP_SUFFIX_DTYPES},
     [KP_KF_ARGSORT_HIST] = {KP_MODULE_SORT, "argsort_hist_%s", KP_SUFFIX_SIZES},
     [KP_KF_ARGSORT_SCAN] = {KP_MODULE_SORT, "argsort_scan%s", KP_SUFFIX_NONE},

@@ -1,7 +1,7 @@
 /* kp_argsort: validation and launches of the sort module.
  *
  * Rows of up to KP_SORT_TILE keys: one launch, one block sorting one or
- * more whole rows. Longer rows: a radix sort of each row, 8 bits of the key
+ * more whole rows (rows of up to 64: argsort_rows_short_<dtype>). Longer rows: a radix sort of each row, 8 bits of the key
  * a pass: a launch converting the keys into the workspace and counting
  * each tile's lowest digits, then for each pass a scan of the counts and a
  * scatter (and, but for the first pass, a count first); the last scatter
@@ -190,7 +190,10 @@ kp_status kp_argsort(kp_stream *stream, const kp_tensor *dst, const kp_tensor *s
         struct kp_launch_dims dims =
             block_grid(dev, (shape.rows + rows_per_tile - 1) / rows_per_tile, KP_SORT_BLOCK);
         void *args[] = {&p, &outer, &x, &y};
-        return kp_launch_family(stream, KP_KF_ARGSORT_ROWS, src->dtype, &dims, args);
+        /* rows padded to fewer than KP_SORT_RADIX_MIN: the bitonic kernel */
+        bool radix = ((uint64_t)1 << p.seg_log2) >= KP_SORT_RADIX_MIN;
+        return kp_launch_family(stream, radix ? KP_KF_ARGSORT_ROWS : KP_KF_ARGSORT_ROWS_SHORT,
+                                src->dtype, &dims, args);
     }
 
     char *base = workspace->ptr;

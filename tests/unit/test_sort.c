@@ -1,7 +1,8 @@
 /* argsort with the fake backend: argument and workspace checks, the
- * workspace size, and the launch sequence (one block launch for short rows;
- * for long rows the key conversion, then per byte of the key a count (but
- * for the first byte), a scan and a scatter, the last one writing dst). */
+ * workspace size, and the launch sequence (one block launch for rows of up
+ * to 2048, by a kernel of its own for rows of up to 64; for longer rows the
+ * key conversion, then per byte of the key a count (but for the first
+ * byte), a scan and a scatter, the last one writing dst). */
 #include "unit_util.h"
 
 static kp_device *dev, *other_dev;
@@ -145,11 +146,22 @@ START_TEST(test_launch_sequence)
     kp_tensor s5 = unit_tensor(buf, KP_DTYPE_F64, 0, NULL, 0);
     kp_tensor d5 = unit_tensor(buf, KP_DTYPE_U32, 0, NULL, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d5, &s5, false, NULL), KP_OK);
-    ck_assert_str_eq(fake.last_kernel, "argsort_rows_f64");
+    ck_assert_str_eq(fake.last_kernel, "argsort_rows_short_f64");
     kp_tensor s6 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 9000}, 0);
     kp_tensor d6 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){0, 9000}, 20000);
     ck_assert_int_eq(kp_argsort(stream, &d6, &s6, false, NULL), KP_OK);
     ck_assert_int_eq(atomic_load(&fake.launches), 35);
+
+    /* rows of 64 take the bitonic kernel, rows of 65 (padded to 128) the radix one */
+    kp_tensor s7 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){3, 64}, 0);
+    kp_tensor d7 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){3, 64}, 20000);
+    ck_assert_int_eq(kp_argsort(stream, &d7, &s7, false, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "argsort_rows_short_u32");
+    kp_tensor s8 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){3, 65}, 0);
+    kp_tensor d8 = unit_tensor(buf, KP_DTYPE_U32, 2, (int64_t[]){3, 65}, 20000);
+    ck_assert_int_eq(kp_argsort(stream, &d8, &s8, false, NULL), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "argsort_rows_u32");
+    ck_assert_int_eq(atomic_load(&fake.launches), 37);
 }
 END_TEST
 
