@@ -5,10 +5,10 @@
 // all bits inverted); equal keys keep their column order.
 //
 // Rows of up to KP_SORT_TILE keys: one block sorts whole rows (several short
-// rows per block). Rows longer than KP_SORT_RADIX_MIN keys go through a
-// least-significant-digit radix sort of the block's tile, 8 bits a pass (a
-// last pass on the row within the tile when a tile holds several rows);
-// shorter rows through a bitonic network over the block's registers.
+// rows per block). Rows padded to KP_SORT_RADIX_MIN positions or more go
+// through a least-significant-digit radix sort of the block's tile, 8 bits
+// a pass (a last pass on the row within the tile when a tile holds several
+// rows); shorter rows through a bitonic network over the block's registers.
 //
 // Longer rows: a radix sort of each whole row, 8 bits a pass, in three
 // steps: count each tile's digits (the first pass's counts come with the
@@ -317,13 +317,6 @@ KP_DEVICE void kp_radix_sort_tile(kp_sort_items<K> &it, int seg_log2, int tile_l
     }
 }
 
-KP_DEVICE int kp_sort_tile_log2() {
-    int l = 0;
-    while ((1 << l) < KP_SORT_TILE)
-        l++;
-    return l;
-}
-
 // Rows of up to KP_SORT_TILE keys, 2^(log2(TILE) - seg_log2) rows per tile
 // (each padded to 2^seg_log2 positions). An item's idx is its tile position,
 // whose low seg_log2 bits are its column. RADIX: rows of KP_SORT_RADIX_MIN
@@ -336,7 +329,7 @@ KP_DEVICE void kp_argsort_rows(const kp_sort_rows &p, const kp_strided &outer, c
     typedef typename kp_sort_key<T>::type K;
     __shared__ K sk[KP_SORT_SMEM];
     __shared__ uint32_t si[KP_SORT_SMEM];
-    const int seg_log2 = p.seg_log2, tile_log2 = kp_sort_tile_log2();
+    const int seg_log2 = p.seg_log2, tile_log2 = kp_log2(KP_SORT_TILE);
     const kp_idx seg_mask = ((kp_idx)1 << seg_log2) - 1;
     const kp_idx rows = (kp_idx)p.rows, ncols = (kp_idx)p.ncols;
     const kp_idx rows_per_tile = (kp_idx)KP_SORT_TILE >> seg_log2;

@@ -1,12 +1,13 @@
 /* kp_argsort: validation and launches of the sort module.
  *
  * Rows of up to KP_SORT_TILE keys: one launch, one block sorting one or
- * more whole rows (rows of up to 64: argsort_rows_short_<dtype>). Longer rows: a radix sort of each row, 8 bits of the key
- * a pass: a launch converting the keys into the workspace and counting
- * each tile's lowest digits, then for each pass a scan of the counts and a
- * scatter (and, but for the first pass, a count first); the last scatter
- * writes dst. The workspace holds two (keys, columns) array pairs for the
- * ping-pong between passes and the counts (256 per tile). */
+ * more whole rows (rows of up to 64: argsort_rows_short_<dtype>). Longer
+ * rows: a radix sort of each row, 8 bits of the key a pass: a launch
+ * converting the keys into the workspace and counting each tile's lowest
+ * digits, then for each pass a scan of the counts and a scatter (and, but
+ * for the first pass, a count first); the last scatter writes dst. The
+ * workspace holds two (keys, columns) array pairs for the ping-pong between
+ * passes and the counts (256 per tile). */
 #include <string.h>
 
 #include "kernel_families.h"
