@@ -118,8 +118,9 @@ START_TEST(test_valid_calls_launch_the_right_kernel)
     i64.layout.strides[0] = 0;  /* broadcast fill is fine */
     ck_assert_int_eq(kp_fill(stream, &i64, &v), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "fill_strided_x64");
-    /* copies of a permuted f16 view: [2, 4, 8] from [4, 2, 8] keeps its
-     * rows of 8; from [8, 4, 2] and [2, 8, 4] it transposes */
+    /* copies of a permuted f16 view into [2, 4, 8]: from [4, 2, 8] its rows
+     * of 8 stay contiguous; from [8, 4, 2] (last stride 8) it goes element
+     * by element; from [2, 8, 4] it is a batched transpose */
     kp_tensor h = {buf, KP_DTYPE_F16, {0}}, hs;
     ck_assert_int_eq(kp_layout_contiguous(&h.layout, 3, (int64_t[]){2, 4, 8}), KP_OK);
     hs = h;
