@@ -385,50 +385,48 @@ KP_DEVICE uint32_t *kp_digit_counts(uint32_t *counts, kp_idx row, kp_idx tile, k
     return counts + (row * tiles_per_row + tile) * KP_RADIX + threadIdx.x;
 }
 
-// The first pass: keys of a row converted into the dense rows x ncols
-// scratch array, and each tile's counts of their lowest digit.
-template <typename T>
-KP_DEVICE void kp_argsort_keys(const kp_sort_rows &p, const kp_strided &outer, const T *src,
-                               typename kp_sort_key<T>::type *keys, uint32_t *counts) {
-    typedef typename kp_sort_key<T>::type K;
+// For each tile of each row: digit(row, col) for the tile's columns,
+// counted into the tile's counts. Every thread of the block calls it.
+template <typename Digit>
+KP_DEVICE void kp_count_tiles(kp_idx rows, kp_idx ncols, uint32_t *counts, Digit digit) {
     __shared__ uint32_t hist[KP_RADIX];
-    const kp_idx ncols = (kp_idx)p.ncols, per_row = kp_tiles_per_row(ncols);
-    const kp_idx tiles = (kp_idx)p.rows * per_row;
-    const K flip = p.descending ? kp_all_ones<K>() : (K)0;
+    const kp_idx per_row = kp_tiles_per_row(ncols), tiles = rows * per_row;
     for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const kp_idx row = tile / per_row, t = tile - row * per_row, base = t * KP_SORT_TILE;
-        kp_idx off[2];
-        kp_strided_offsets<2>(outer, row, off);
         hist[threadIdx.x] = 0;
         __syncthreads();
-        for (unsigned i = threadIdx.x; i < KP_SORT_TILE && base + i < ncols; i += blockDim.x) {
-            const kp_idx col = base + i;
-            const K key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
-            keys[row * ncols + col] = key;
-            atomicAdd(&hist[key & (KP_RADIX - 1)], 1u);
-        }
+        for (unsigned i = threadIdx.x; i < KP_SORT_TILE && base + i < ncols; i += blockDim.x)
+            atomicAdd(&hist[digit(row, base + i)], 1u);
         __syncthreads();
         *kp_digit_counts(counts, row, t, per_row) = hist[threadIdx.x];
         __syncthreads();
     }
 }
 
+// The first pass: keys of a row converted into the dense rows x ncols
+// scratch array, and each tile's counts of their lowest digit.
+template <typename T>
+KP_DEVICE void kp_argsort_keys(const kp_sort_rows &p, const kp_strided &outer, const T *src,
+                               typename kp_sort_key<T>::type *keys, uint32_t *counts) {
+    typedef typename kp_sort_key<T>::type K;
+    const kp_idx ncols = (kp_idx)p.ncols;
+    const K flip = p.descending ? kp_all_ones<K>() : (K)0;
+    kp_count_tiles((kp_idx)p.rows, ncols, counts, [&](kp_idx row, kp_idx col) {
+        kp_idx off[2];
+        kp_strided_offsets<2>(outer, row, off);
+        const K key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
+        keys[row * ncols + col] = key;
+        return (uint32_t)key & (KP_RADIX - 1);
+    });
+}
+
 // A later pass's counts: each tile's digits at bit p.shift.
 template <typename K>
 KP_DEVICE void kp_argsort_hist(const kp_sort_radix &p, const K *keys, uint32_t *counts) {
-    __shared__ uint32_t hist[KP_RADIX];
-    const kp_idx ncols = (kp_idx)p.ncols, per_row = kp_tiles_per_row(ncols);
-    const kp_idx tiles = (kp_idx)p.rows * per_row;
-    for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const kp_idx row = tile / per_row, t = tile - row * per_row, base = t * KP_SORT_TILE;
-        hist[threadIdx.x] = 0;
-        __syncthreads();
-        for (unsigned i = threadIdx.x; i < KP_SORT_TILE && base + i < ncols; i += blockDim.x)
-            atomicAdd(&hist[(uint32_t)(keys[row * ncols + base + i] >> p.shift) & (KP_RADIX - 1)], 1u);
-        __syncthreads();
-        *kp_digit_counts(counts, row, t, per_row) = hist[threadIdx.x];
-        __syncthreads();
-    }
+    const kp_idx ncols = (kp_idx)p.ncols;
+    kp_count_tiles((kp_idx)p.rows, ncols, counts, [&](kp_idx row, kp_idx col) {
+        return (uint32_t)(keys[row * ncols + col] >> p.shift) & (KP_RADIX - 1);
+    });
 }
 
 // Each row's counts, in (digit, tile) order, become their exclusive prefix
@@ -440,12 +438,15 @@ KP_DEVICE void kp_argsort_scan(const kp_sort_radix &p, uint32_t *counts) {
     const kp_idx per_row = kp_tiles_per_row((kp_idx)p.ncols);
     for (kp_idx row = blockIdx.x; row < (kp_idx)p.rows; row += gridDim.x) {
         uint32_t *c = kp_digit_counts(counts, row, 0, per_row);
-        uint32_t sum = 0;
-        for (kp_idx t0 = 0; t0 < per_row; t0 += KP_SCAN_BATCH) {
-            uint32_t v[KP_SCAN_BATCH];
+        auto load = [&](kp_idx t0, uint32_t (&v)[KP_SCAN_BATCH]) {
 #pragma unroll
             for (int u = 0; u < KP_SCAN_BATCH; u++)
                 v[u] = t0 + u < per_row ? c[(t0 + u) * KP_RADIX] : 0;
+        };
+        uint32_t sum = 0;
+        for (kp_idx t0 = 0; t0 < per_row; t0 += KP_SCAN_BATCH) {
+            uint32_t v[KP_SCAN_BATCH];
+            load(t0, v);
 #pragma unroll
             for (int u = 0; u < KP_SCAN_BATCH; u++)
                 sum += v[u];
@@ -453,9 +454,7 @@ KP_DEVICE void kp_argsort_scan(const kp_sort_radix &p, uint32_t *counts) {
         uint32_t run = kp_block_exclusive_sum(sum, wave_sum);
         for (kp_idx t0 = 0; t0 < per_row; t0 += KP_SCAN_BATCH) {
             uint32_t v[KP_SCAN_BATCH];
-#pragma unroll
-            for (int u = 0; u < KP_SCAN_BATCH; u++)
-                v[u] = t0 + u < per_row ? c[(t0 + u) * KP_RADIX] : 0;
+            load(t0, v);
 #pragma unroll
             for (int u = 0; u < KP_SCAN_BATCH; u++) {
                 if (t0 + u < per_row)
