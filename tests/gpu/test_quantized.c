@@ -358,11 +358,26 @@ static void check_product(kp_qformat f, int64_t batch, int64_t rows, int64_t blo
         CK_OK(kp_quantized_matvec_workspace_size(batch, cols, &ws_bytes));
     struct gpu_buf wsb;
     gpu_buf_alloc(&wsb, ws_bytes ? ws_bytes : 1);
-    if (matmul)
-        CK_OK(kp_quantized_matmul(gpu_stream, &dst, &q.m, &x, wsb.dev));
-    else
-        CK_OK(kp_quantized_matvec(gpu_stream, &dst, &q.m, &x, wsb.dev));
+    /* The workspace starts as arbitrary bytes, and first serves a product
+     * of other activations: the checked one must not reuse what that left. */
+    memset(wsb.host, 0x5a, wsb.bytes);
+    gpu_buf_upload(&wsb);
+    struct gpu_buf decoy;
+    gpu_buf_alloc(&decoy, xb.bytes);
+    for (size_t i = 0; i < xb.bytes / kp_dtype_size(x_dtype); i++)
+        host_set(x_dtype, decoy.host, i, rng_uniform(-3.0, 3.0));
+    gpu_buf_upload(&decoy);
+    kp_tensor x_decoy = x;
+    x_decoy.buffer = decoy.dev;
+    for (int run = 0; run < 2; run++) {
+        const kp_tensor *xr = run ? &x : &x_decoy;
+        if (matmul)
+            CK_OK(kp_quantized_matmul(gpu_stream, &dst, &q.m, xr, wsb.dev));
+        else
+            CK_OK(kp_quantized_matvec(gpu_stream, &dst, &q.m, xr, wsb.dev));
+    }
     gpu_buf_download(&db);
+    gpu_buf_free(&decoy);
 
     double *xq = q8_1_rounded(xf, batch, cols);
     float *w = malloc((size_t)cols * sizeof(float));
