@@ -121,7 +121,7 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
                 for (int h = 0; h < 8 / N; h++) {
                     kp_vec<T, N> v;
 #pragma unroll
-                    for (int k = 0; k < N; k++) v.v[k] = kp_store<T>(y[h * N + k]);
+                    for (int k = 0; k < N; k += 2) kp_store2<T>(y[h * N + k], y[h * N + k + 1], v.v + k);
                     reinterpret_cast<kp_vec<T, N> *>(o)[h] = v;
                 }
             } else {

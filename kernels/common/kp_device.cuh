@@ -149,6 +149,21 @@ template <typename T> KP_DEVICE T kp_store(typename kp_compute<T>::type v) { ret
 template <> KP_DEVICE kp_f16 kp_store<kp_f16>(float v) { return kp_f32_to_f16(v); }
 template <> KP_DEVICE kp_bf16 kp_store<kp_bf16>(float v) { return kp_f32_to_bf16(v); }
 
+// kp_store of two values at once: for f16 on NVIDIA sm_80+, one paired
+// conversion instruction (rounding as kp_store's) instead of two (H100, f16
+// dequantize of IQ4_NL 86 -> 90 % of copy; bf16 measured no faster).
+template <typename T> KP_DEVICE void kp_store2(float a, float b, T *out) {
+    out[0] = kp_store<T>(a);
+    out[1] = kp_store<T>(b);
+}
+#if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <> KP_DEVICE void kp_store2<kp_f16>(float a, float b, kp_f16 *out) {
+    const __half2 h = __floats2half2_rn(a, b);
+    out[0].bits = __half_as_ushort(__low2half(h));
+    out[1].bits = __half_as_ushort(__high2half(h));
+}
+#endif
+
 // Expands X(suffix, type) once per element dtype.
 #define KP_FOR_EACH_DTYPE(X) \
     X(f32, float)            \
