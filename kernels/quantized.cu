@@ -46,10 +46,11 @@ typedef unsigned long long kp_status_word;
 // t writes half t % 2 of the pass's group t / 2, fetched with shuffles).
 // Each lane storing its own 32 bytes as two 16-byte halves left every store
 // instruction's span half written and took 70-92 % of copy on an H100
-// (4096 x 14336, by format); this takes 86-92 %. (Pairs of lanes swapping
-// halves, so each instruction writes whole 32-byte sectors 64 bytes apart,
-// took 56-62 %.) Returns false, storing nothing, where the wave's groups
-// run past total.
+// (4096 x 14336, by format); this takes 89-93 % in kernels bounded to
+// their 256-thread blocks (86-92 % unbounded, at 52 registers). (Pairs of
+// lanes swapping halves, so each instruction writes whole 32-byte sectors
+// 64 bytes apart, took 56-62 %.) Returns false, storing nothing, where the
+// wave's groups run past total.
 template <typename T, typename I>
 KP_DEVICE bool kp_dequant_store_wave(const kp_qdequant_args &a, T *dst, I i, I total, I groups,
                                      const float *y) {
