@@ -385,18 +385,20 @@ KP_DEVICE uint32_t *kp_digit_counts(uint32_t *counts, kp_idx row, kp_idx tile, k
     return counts + (row * tiles_per_row + tile) * KP_RADIX + threadIdx.x;
 }
 
-// For each tile of each row: digit(row, col) for the tile's columns,
-// counted into the tile's counts. Every thread of the block calls it.
-template <typename Digit>
-KP_DEVICE void kp_count_tiles(kp_idx rows, kp_idx ncols, uint32_t *counts, Digit digit) {
+// For each tile of each row: digit(row, at, col) for the tile's columns,
+// counted into the tile's counts, where at = row_at(row) is worked out once
+// a tile (a source row's offset, say). Every thread of the block calls it.
+template <typename RowAt, typename Digit>
+KP_DEVICE void kp_count_tiles(kp_idx rows, kp_idx ncols, uint32_t *counts, RowAt row_at, Digit digit) {
     __shared__ uint32_t hist[KP_RADIX];
     const kp_idx per_row = kp_tiles_per_row(ncols), tiles = rows * per_row;
     for (kp_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const kp_idx row = tile / per_row, t = tile - row * per_row, base = t * KP_SORT_TILE;
+        const kp_idx at = row_at(row);
         hist[threadIdx.x] = 0;
         __syncthreads();
         for (unsigned i = threadIdx.x; i < KP_SORT_TILE && base + i < ncols; i += blockDim.x)
-            atomicAdd(&hist[digit(row, base + i)], 1u);
+            atomicAdd(&hist[digit(row, at, base + i)], 1u);
         __syncthreads();
         *kp_digit_counts(counts, row, t, per_row) = hist[threadIdx.x];
         __syncthreads();
@@ -411,10 +413,13 @@ KP_DEVICE void kp_argsort_keys(const kp_sort_rows &p, const kp_strided &outer, c
     typedef typename kp_sort_key<T>::type K;
     const kp_idx ncols = (kp_idx)p.ncols;
     const K flip = p.descending ? kp_all_ones<K>() : (K)0;
-    kp_count_tiles((kp_idx)p.rows, ncols, counts, [&](kp_idx row, kp_idx col) {
+    auto src_row = [&](kp_idx row) {
         kp_idx off[2];
         kp_strided_offsets<2>(outer, row, off);
-        const K key = (K)(kp_sort_key<T>::of(src[off[1] + col * (kp_idx)p.src_col_stride]) ^ flip);
+        return off[1];
+    };
+    kp_count_tiles((kp_idx)p.rows, ncols, counts, src_row, [&](kp_idx row, kp_idx at, kp_idx col) {
+        const K key = (K)(kp_sort_key<T>::of(src[at + col * (kp_idx)p.src_col_stride]) ^ flip);
         keys[row * ncols + col] = key;
         return (uint32_t)key & (KP_RADIX - 1);
     });
@@ -424,8 +429,9 @@ KP_DEVICE void kp_argsort_keys(const kp_sort_rows &p, const kp_strided &outer, c
 template <typename K>
 KP_DEVICE void kp_argsort_hist(const kp_sort_radix &p, const K *keys, uint32_t *counts) {
     const kp_idx ncols = (kp_idx)p.ncols;
-    kp_count_tiles((kp_idx)p.rows, ncols, counts, [&](kp_idx row, kp_idx col) {
-        return (uint32_t)(keys[row * ncols + col] >> p.shift) & (KP_RADIX - 1);
+    auto key_row = [&](kp_idx row) { return row * ncols; };
+    kp_count_tiles((kp_idx)p.rows, ncols, counts, key_row, [&](kp_idx, kp_idx at, kp_idx col) {
+        return (uint32_t)(keys[at + col] >> p.shift) & (KP_RADIX - 1);
     });
 }
 
