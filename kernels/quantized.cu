@@ -49,10 +49,11 @@ typedef unsigned long long kp_status_word;
 // (4096 x 14336, by format); this takes 89-93 % in kernels bounded to
 // their 256-thread blocks (86-92 % unbounded, at 52 registers). (Pairs of
 // lanes swapping halves, so each instruction writes whole 32-byte sectors
-// 64 bytes apart, took 56-62 %.) Returns false, storing nothing, where the
-// wave's groups run past total.
+// 64 bytes apart, took 56-62 %.) r and c are the lane's own group's row and
+// first column; a pass fetches those of the group it writes. Returns false,
+// storing nothing, where the wave's groups run past total.
 template <typename T, typename I>
-KP_DEVICE bool kp_dequant_store_wave(const kp_qdequant_args &a, T *dst, I i, I total, I groups,
+KP_DEVICE bool kp_dequant_store_wave(const kp_qdequant_args &a, T *dst, I i, I total, I r, I c,
                                      const float *y) {
     if constexpr (sizeof(T) != 4)
         return false;
@@ -69,8 +70,8 @@ KP_DEVICE bool kp_dequant_store_wave(const kp_qdequant_args &a, T *dst, I i, I t
             const float lo = kp_shfl(y[k], from), hi = kp_shfl(y[4 + k], from);
             v[k] = lane & 1 ? hi : lo;
         }
-        const I g = first + (I)from, r = g / groups, c = (g - r * groups) * 8 + 4 * (lane & 1);
-        T *o = dst + (kp_idx)r * (kp_idx)a.dst_row_stride + (kp_idx)c;
+        const I row = kp_shfl(r, from), col = kp_shfl(c, from) + (I)(4 * (lane & 1));
+        T *o = dst + (kp_idx)row * (kp_idx)a.dst_row_stride + (kp_idx)col;
         *reinterpret_cast<float4 *>(o) = make_float4(v[0], v[1], v[2], v[3]);
     }
     return true;
@@ -113,7 +114,7 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
 #pragma unroll
                 for (int k = 0; k < 8; k++) y[k] = 0.0f;
             }
-            if (!block_runs && a.dst_vector && kp_dequant_store_wave(a, dst, i, total, groups, y))
+            if (!block_runs && a.dst_vector && kp_dequant_store_wave(a, dst, i, total, r, c, y))
                 continue;
             T *o = dst + (kp_idx)r * (kp_idx)a.dst_row_stride + (kp_idx)c * (kp_idx)a.dst_col_stride;
             if (a.dst_vector) {
