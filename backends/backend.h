@@ -43,8 +43,10 @@ struct kp_device_limits;
     X(kp_status, module_load, (void *dev, const struct kp_code_object *code, void **module))  \
     X(void, module_unload, (void *dev, void *module))                                         \
     X(kp_status, module_function, (void *dev, void *module, const char *name, void **fn))    \
-    /* what the loaded code of `fn` allows: threads per block, static shared bytes */        \
-    X(kp_status, function_limits, (void *dev, void *fn, int *max_threads, int *static_shared)) \
+    /* what the loaded code of `fn` allows: threads per block, static shared bytes, and    \
+     * the blocks of the cluster it must be launched in (1: none; grid x a multiple) */     \
+    X(kp_status, function_limits, (void *dev, void *fn, int *max_threads, int *static_shared, \
+                                   int *cluster_blocks))                                      \
     X(kp_status, launch, (void *dev, void *fn, const struct kp_launch_dims *dims,            \
                           void *stream, void **args))
 

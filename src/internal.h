@@ -48,6 +48,7 @@ struct kp_kernel {
     void *function;
     int max_threads;     /* what the loaded code allows per block */
     int static_shared;   /* bytes of static shared memory (LDS) */
+    int cluster_blocks;  /* blocks of the cluster it must be launched in (1: none) */
 };
 
 /* A user module loaded on a device; the device keeps a list of them. */
@@ -137,6 +138,9 @@ struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_st
                                         int vector_operands, size_t widest);
 kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
                     const struct kp_launch_dims *dims, void **args);
+/* The blocks of the cluster the loaded code of a built-in kernel must run in
+ * (1: none), loading its module if needed. */
+kp_status kp_kernel_cluster_blocks(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks);
 
 /* ---- argument checks (validate.c) */
 #define KP_CHECK_NOT_NULL(p)                                                          \

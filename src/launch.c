@@ -65,3 +65,13 @@ kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
         return st;
     return dev->be->launch(dev->native, fn, dims, stream->native, args);
 }
+
+kp_status kp_kernel_cluster_blocks(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks)
+{
+    void *fn = NULL;
+    int max_threads = 0, static_shared = 0;
+    kp_status st = kp_module_function(dev, id, kernel, &fn);
+    if (st == KP_OK)
+        st = dev->be->function_limits(dev->native, fn, &max_threads, &static_shared, blocks);
+    return st;
+}

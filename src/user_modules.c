@@ -62,8 +62,9 @@ static kp_status load_locked(kp_device *dev, const kp_module_desc *m, struct kp_
     kp_status st = kp_module_load_code(dev, m, &e->module, functions);
     for (size_t i = 0; st == KP_OK && i < m->kernel_count; i++) {
         struct kp_kernel *k = &e->kernels[i];
-        *k = (struct kp_kernel){dev, m, &m->kernels[i], functions[i], 0, 0};
-        st = dev->be->function_limits(dev->native, k->function, &k->max_threads, &k->static_shared);
+        *k = (struct kp_kernel){dev, m, &m->kernels[i], functions[i], 0, 0, 1};
+        st = dev->be->function_limits(dev->native, k->function, &k->max_threads, &k->static_shared,
+                                      &k->cluster_blocks);
     }
     free(functions);
     if (st != KP_OK) {
@@ -170,6 +171,11 @@ static kp_status check_config(const char *fn, const kp_kernel *k, const kp_launc
                            fn, k->desc->name, axis[i], c->block[i], lim->max_block[i]);
         threads *= c->block[i];
     }
+    if (k->cluster_blocks > 1 && c->grid[0] % (unsigned)k->cluster_blocks != 0)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT,
+                       "%s: %s: grid x = %u; the kernel runs in clusters of %d blocks, so it must be "
+                       "a multiple of %d", fn, k->desc->name, c->grid[0], k->cluster_blocks,
+                       k->cluster_blocks);
     uint64_t max_threads = (uint64_t)k->device->info.max_threads_per_block;
     if (k->max_threads > 0 && (uint64_t)k->max_threads < max_threads)
         max_threads = (uint64_t)k->max_threads;

@@ -295,11 +295,20 @@ static kp_status cuda_module_function(void *dev, void *module, const char *name,
 }
 
 static kp_backend_function_limits_fn cuda_function_limits;
-static kp_status cuda_function_limits(void *dev, void *fn, int *max_threads, int *static_shared)
+static kp_status cuda_function_limits(void *dev, void *fn, int *max_threads, int *static_shared,
+                                     int *cluster_blocks)
 {
-    USE(dev);
     CU_CALL(cu.FuncGetAttribute(max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
     CU_CALL(cu.FuncGetAttribute(static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+    /* A cluster size built into the kernel (__cluster_dims__, sm_90+); the
+     * attribute does not exist before sm_90, where no kernel has one. */
+    *cluster_blocks = 1;
+    if (((struct cuda_device *)dev)->major >= 9) {
+        int width = 0;
+        CU_CALL(cu.FuncGetAttribute(&width, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn));
+        if (width > 1)
+            *cluster_blocks = width;
+    }
     return KP_OK;
 }
 

@@ -42,6 +42,7 @@ enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
     CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11,
 };
 
 /* cuLaunchKernelEx's configuration, as cuda.h lays it out. */

@@ -329,11 +329,13 @@ static kp_status rocm_module_function(void *dev, void *module, const char *name,
 }
 
 static kp_backend_function_limits_fn rocm_function_limits;
-static kp_status rocm_function_limits(void *dev, void *fn, int *max_threads, int *static_shared)
+static kp_status rocm_function_limits(void *dev, void *fn, int *max_threads, int *static_shared,
+                                     int *cluster_blocks)
 {
     USE(dev);
     HIP_CALL(hip.FuncGetAttribute(max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
     HIP_CALL(hip.FuncGetAttribute(static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+    *cluster_blocks = 1;  /* AMD GPUs have no thread block clusters */
     return KP_OK;
 }
 

@@ -80,11 +80,13 @@ static kp_status f_module_function(void *dev, void *module, const char *name, vo
     *fn = (void *)name;  /* the descriptor's string: lives as long as the library */
     return KP_OK;
 }
-static kp_status f_function_limits(void *dev, void *fn, int *max_threads, int *static_shared)
+static kp_status f_function_limits(void *dev, void *fn, int *max_threads, int *static_shared,
+                                   int *cluster_blocks)
 {
     (void)dev; (void)fn;
     *max_threads = fake.function_max_threads;
     *static_shared = fake.function_static_shared;
+    *cluster_blocks = fake.function_cluster_blocks > 1 ? fake.function_cluster_blocks : 1;
     return KP_OK;
 }
 static kp_status f_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *s, void **args)
@@ -137,6 +139,7 @@ void fake_install(const char *arch)
     fake.load_delay_us = 0;
     fake.function_max_threads = 1024;
     fake.function_static_shared = 0;
+    fake.function_cluster_blocks = 1;
     fake.launch_hook = NULL;
     atomic_store(&fake.stream_destroys, 0);
     kp_backend_override(&fake_backend);

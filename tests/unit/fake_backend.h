@@ -16,6 +16,7 @@ struct fake_state {
     int load_delay_us;          /* widen the race window in module_load */
     int function_max_threads;   /* what function_limits reports for every kernel */
     int function_static_shared;
+    int function_cluster_blocks;  /* > 1: every kernel reports a cluster of that many blocks */
     void (*launch_hook)(void **args);  /* called by each launch with its argument array */
     atomic_int stream_destroys;
 };

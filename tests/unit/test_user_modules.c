@@ -198,12 +198,13 @@ START_TEST(test_launch_checks_queue_nothing)
     ck_assert_int_eq(kp_buffer_alloc(other, 64, &other_buf), KP_OK);
     fake.function_max_threads = 256;
     fake.function_static_shared = 40 * 1024;
+    fake.function_cluster_blocks = 4;  /* as if built with KP_CLUSTER_DIMS(4) */
     kp_kernel *k = NULL;
     ck_assert_int_eq(kp_device_get_kernel(dev, &test_module, "fill_u32", &k), KP_OK);
     uint32_t value = 7;
     uint64_t wide = 7;
     kp_kernel_arg args[] = {kp_arg_buffer(buf, 0), kp_arg_value(&value, sizeof(value))};
-    kp_launch_config ok = {{1, 1, 1}, {256, 1, 1}, 0};
+    kp_launch_config ok = {{8, 1, 1}, {256, 1, 1}, 0};
 
     EXPECT(kp_kernel_launch(other_s, k, &ok, args, 2), KP_ERR_DEVICE_MISMATCH, "loaded on device");
     EXPECT(kp_kernel_launch(s, k, &ok, args, 1), KP_ERR_INVALID_ARGUMENT, "fill_u32 takes 2 arguments, got 1");
@@ -224,9 +225,12 @@ START_TEST(test_launch_checks_queue_nothing)
     EXPECT(kp_kernel_launch(s, k, &tall_grid, args, 2), KP_ERR_INVALID_ARGUMENT, "grid y = 70000");
     kp_launch_config deep_block = {{1, 1, 1}, {1, 1, 65}, 0};
     EXPECT(kp_kernel_launch(s, k, &deep_block, args, 2), KP_ERR_INVALID_ARGUMENT, "block z = 65");
-    kp_launch_config big_block = {{1, 1, 1}, {128, 4, 1}, 0};
+    kp_launch_config big_block = {{4, 1, 1}, {128, 4, 1}, 0};
     EXPECT(kp_kernel_launch(s, k, &big_block, args, 2), KP_ERR_INVALID_ARGUMENT, "the kernel allows 256");
-    kp_launch_config big_shared = {{1, 1, 1}, {32, 1, 1}, 9 * 1024};
+    kp_launch_config part_cluster = {{6, 1, 1}, {32, 1, 1}, 0};
+    EXPECT(kp_kernel_launch(s, k, &part_cluster, args, 2), KP_ERR_INVALID_ARGUMENT,
+           "grid x = 6; the kernel runs in clusters of 4 blocks");
+    kp_launch_config big_shared = {{4, 1, 1}, {32, 1, 1}, 9 * 1024};
     EXPECT(kp_kernel_launch(s, k, &big_shared, args, 2), KP_ERR_INVALID_ARGUMENT,
            "9216 bytes of dynamic shared memory plus 40960 static");
     EXPECT(kp_kernel_launch(s, k, NULL, args, 2), KP_ERR_INVALID_ARGUMENT, "config is NULL");
