@@ -59,7 +59,10 @@ KP_API kp_status kp_reduce(kp_stream *stream, kp_reduce_op op, const kp_tensor *
  * elements), fewer of them than the device has multiprocessors (the
  * vocabulary-wide logits of token sampling), are split over several blocks
  * in two launches that use the stream's scratch memory (device.h); so are
- * such rows of rmsnorm and layernorm. */
+ * such rows of rmsnorm and layernorm. On GPUs with thread block clusters
+ * (NVIDIA sm_90+, built for them), more such f32 rows of up to 98304
+ * elements (a multiple of 4) take a cluster of blocks a row, which reads
+ * the row once. */
 KP_API kp_status kp_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 KP_API kp_status kp_log_softmax(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src);
 

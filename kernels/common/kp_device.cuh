@@ -100,6 +100,38 @@ KP_DEVICE float kp_fast_exp2(float x) {
 #endif
 }
 
+// Thread block clusters (NVIDIA sm_90+): the blocks of a cluster run at the
+// same time and read each other's shared memory. KP_HAS_CLUSTERS is 0 on
+// every other target (AMD, older NVIDIA, PTX JIT-compiled from an older
+// arch), where KP_CLUSTER_DIMS adds nothing; the host asks the loaded code
+// for its cluster size before it relies on one.
+#if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define KP_HAS_CLUSTERS 1
+#define KP_CLUSTER_DIMS(X) __cluster_dims__(X, 1, 1)
+// This block's rank in its cluster.
+KP_DEVICE unsigned kp_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// A barrier for every thread of the cluster: shared-memory writes before it
+// are seen by reads after it in every block of the cluster.
+KP_DEVICE void kp_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                     : "memory");
+}
+// p, a variable in this block's shared memory, as the same variable in the
+// shared memory of block `rank` of the cluster.
+template <typename T> KP_DEVICE const T *kp_cluster_map(const T *p, unsigned rank) {
+    uint64_t q;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"((uint64_t)p), "r"(rank));
+    return (const T *)q;
+}
+#else
+#define KP_HAS_CLUSTERS 0
+#define KP_CLUSTER_DIMS(X)
+#endif
+
 // 16-bit floats travel as raw bits; math happens in f32.
 struct kp_f16 { uint16_t bits; };
 struct kp_bf16 { uint16_t bits; };

@@ -33,6 +33,13 @@ struct kp_strided {
 #define KP_ROWS_SPLIT_MAX_BLOCK 256  /* <op>_split: at 512, gfx900/906 spilled 16-bit softmax rows */
 #define KP_ROPE_BLOCK 256
 #define KP_ROW_MAX_SLOTS 4  /* 16 f32 or 32 f16/bf16 elements */
+/* <op>_cluster_f32: a row per cluster of KP_ROWS_CLUSTER blocks (the
+ * portable cluster size), up to KP_ROWS_CLUSTER_MAX_BLOCK threads each
+ * caching KP_ROWS_CLUSTER_SLOTS slots: rows of up to 98304 f32 (8 slots
+ * spilled layernorm on sm_90 under its bound of two blocks). */
+#define KP_ROWS_CLUSTER 8
+#define KP_ROWS_CLUSTER_MAX_BLOCK 512
+#define KP_ROWS_CLUSTER_SLOTS 6
 
 /* A reduction (kp_reduce) after the host ordered and merged the dimensions:
  * n_out outputs, each reducing n_red elements. Output o is the linear index

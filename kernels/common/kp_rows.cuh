@@ -30,18 +30,27 @@ static_assert((long long)KP_ROWS_MAX_BLOCK * KP_ROW_MAX_SLOTS * 16 < (1ll << 31)
               "in-row positions of cached rows fit 32 bits");
 static_assert(KP_ROW_MAX_SLOTS == 4, "kp_rows instantiates 1..4 cached slots");
 
-// One row as seen by one thread. I is the type of in-row positions. FULL:
-// every slot this thread visits lies inside the row (the host found an
-// exact fit), so loads and stores are straight-line code the compiler can
-// schedule together.
-template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
+// What a row knows of its end (kp_row's FULL): KP_ROW_EXACT, every slot a
+// thread visits lies inside the row (the host found an exact fit), so loads
+// and stores are straight-line code the compiler can schedule together;
+// KP_ROW_WHOLE_SLOTS, each slot lies wholly inside or wholly past the end
+// (VEC, the row a whole number of slots), a check a slot; KP_ROW_CHECKED, a
+// check an element of a slot that passes the end.
+#define KP_ROW_CHECKED 0
+#define KP_ROW_EXACT 1
+#define KP_ROW_WHOLE_SLOTS 2
+
+// One row as seen by one thread. I is the type of in-row positions; FULL
+// says what the row knows of its end (above).
+template <typename T, bool VEC, typename I, int FULL = KP_ROW_CHECKED> struct kp_row {
+    static_assert(VEC || FULL != KP_ROW_WHOLE_SLOTS, "whole slots are 16-byte vectors");
     typedef typename kp_compute<T>::type C;
     static constexpr int N = 16 / sizeof(T);
     const T *x;
     T *y;
     const T *w;
     const T *b;
-    I cols;       // with !FULL, 0 for a group without a row: nothing is read
+    I cols;       // unless exact, 0 for a group without a row: nothing is read
     bool active;  // the group has a row: stores happen
     kp_idx xs, ys, ws, bs;
     unsigned G, lane;
@@ -50,10 +59,12 @@ template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
     KP_DEVICE I elem(I k, int i) const {
         return VEC ? (k * G + lane) * N + i : (k * N + i) * G + lane;
     }
-    KP_DEVICE bool valid(I k, int i) const { return FULL || elem(k, i) < cols; }
+    KP_DEVICE bool valid(I k, int i) const {
+        return FULL == KP_ROW_EXACT || (FULL == KP_ROW_WHOLE_SLOTS ? full(k) : elem(k, i) < cols);
+    }
     // Every element of slot k is in the row.
     KP_DEVICE bool full(I k) const {
-        return FULL || (VEC ? (k * G + lane) * N + N <= cols : elem(k, N - 1) < cols);
+        return FULL == KP_ROW_EXACT || (VEC ? (k * G + lane) * N + N <= cols : elem(k, N - 1) < cols);
     }
 
     // Slot k of p (stride: element stride when !VEC) in storage form; fill
@@ -61,6 +72,12 @@ template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
     KP_DEVICE void load(const T *p, kp_idx stride, I k, kp_vec<T, N> &q, T fill) const {
         if (VEC && full(k)) {
             q = *reinterpret_cast<const kp_vec<T, N> *>(p + elem(k, 0));
+            return;
+        }
+        if constexpr (FULL == KP_ROW_WHOLE_SLOTS) {
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                q.v[i] = fill;
             return;
         }
         // VEC: one address for the slot, its elements at constant offsets
@@ -98,6 +115,8 @@ template <typename T, bool VEC, typename I, bool FULL = false> struct kp_row {
             *reinterpret_cast<kp_vec<T, N> *>(y + elem(k, 0)) = q;
             return;
         }
+        if constexpr (FULL == KP_ROW_WHOLE_SLOTS)
+            return;
         T *s = VEC ? y + (kp_idx)elem(k, 0) : y;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -128,7 +147,7 @@ template <typename T, int N> KP_DEVICE void kp_opaque(kp_vec<T, N> &q) {
 // register). each(f) visits the slots in order, widened to the compute
 // type; where that is the storage type (f32, f64) what f leaves in the slot
 // is kept, so an algorithm can keep a value it computed (keeps_values).
-template <typename T, bool VEC, bool FULL, int V> struct kp_row_cached {
+template <typename T, bool VEC, int FULL, int V> struct kp_row_cached {
     typedef kp_row<T, VEC, unsigned, FULL> row;
     typedef typename row::C C;
     static constexpr int N = row::N;
@@ -205,8 +224,8 @@ template <typename T> struct kp_rows_stream_unroll {
 };
 
 // Row `row` of the launch as seen by this thread. A group past the last
-// row reads row 0 (FULL: every slot is read) or nothing, and stores nothing.
-template <typename T, bool VEC, typename I, bool FULL>
+// row reads row 0 (exact: every slot is read) or nothing, and stores nothing.
+template <typename T, bool VEC, typename I, int FULL>
 KP_DEVICE kp_row<T, VEC, I, FULL> kp_row_at(const kp_rows_args &A, const kp_group &g, kp_idx row,
                                             const T *x, T *y, const T *w, const T *b, T pad) {
     kp_row<T, VEC, I, FULL> r;
@@ -215,7 +234,7 @@ KP_DEVICE kp_row<T, VEC, I, FULL> kp_row_at(const kp_rows_args &A, const kp_grou
     r.w = w;
     r.b = b;
     r.active = row < (kp_idx)A.rows;
-    r.cols = FULL || r.active ? (I)A.cols : 0;
+    r.cols = FULL == KP_ROW_EXACT || r.active ? (I)A.cols : 0;
     r.xs = (kp_idx)A.x_inner;
     r.ys = (kp_idx)A.y_inner;
     r.ws = (kp_idx)A.w_stride;
@@ -233,7 +252,7 @@ KP_DEVICE kp_row<T, VEC, I, FULL> kp_row_at(const kp_rows_args &A, const kp_grou
 }
 
 // Runs algo on the row with V cached slots if the arguments ask for V.
-template <int V, bool FULL, typename T, bool VEC, typename Algo>
+template <int V, int FULL, typename T, bool VEC, typename Algo>
 KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_idx row, const T *x,
                                  T *y, const T *w, const T *b, T pad, const Algo &algo) {
     if (A.cached != V)
@@ -243,6 +262,37 @@ KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_id
     kp_row_cached<T, VEC, FULL, V> src(r);
     algo(r, g, src, A.flags);
     return true;
+}
+
+// Runs algo on the row streamed from memory on every pass,
+// kp_rows_stream_unroll slots at once (contiguous rows too long to cache).
+template <typename T, typename Algo>
+KP_DEVICE void kp_row_stream(const kp_rows_args &A, const kp_group &g, kp_idx row, const T *x, T *y,
+                             const T *w, const T *b, T pad, const Algo &algo) {
+    constexpr int N = 16 / sizeof(T);
+    const kp_row<T, true, kp_idx> r = kp_row_at<T, true, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
+    kp_row_streamed<T, true, kp_rows_stream_unroll<T>::value> src{
+        r, ((kp_idx)A.cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
+    algo(r, g, src, A.flags);
+}
+
+// Chunk `at`..`at + chunk` of row `row` (contiguous, 16-byte aligned) as a
+// row of its own for this thread: none of it past the row's end (FULL:
+// what the caller knows of that end, as kp_row's).
+template <typename T, typename Algo, typename I = unsigned, int FULL = KP_ROW_CHECKED>
+KP_DEVICE kp_row<T, true, I, FULL> kp_chunk_row(const kp_rows_args &A, const kp_group &g, kp_idx row,
+                                                kp_idx at, kp_idx chunk, const T *x, T *y, const T *w,
+                                                const T *b) {
+    typedef typename kp_compute<T>::type C;
+    kp_row<T, true, I, FULL> r =
+        kp_row_at<T, true, I, FULL>(A, g, row, x, y, w, b, kp_store<T>(Algo::template pad<C>()));
+    const kp_idx cols = (kp_idx)A.cols;
+    r.x += at;
+    r.y += at;
+    r.w = w ? w + at : w;
+    r.b = b ? b + at : b;
+    r.cols = !r.active || at >= cols ? I(0) : (I)(cols - at < chunk ? cols - at : chunk);
+    return r;
 }
 
 // Every group of the grid takes rows in turn; the loop is uniform per block
@@ -270,21 +320,19 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
          base += (kp_idx)gridDim.x * g.per_block) {
         const kp_idx row = base + g.index;
         if constexpr (EXACT) {
-            kp_row_try_cached<1, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
-                kp_row_try_cached<2, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
-                kp_row_try_cached<3, true, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
-                kp_row_try_cached<4, true, T, VEC>(A, g, row, x, y, w, b, pad, algo);
+            kp_row_try_cached<1, KP_ROW_EXACT, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
+                kp_row_try_cached<2, KP_ROW_EXACT, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
+                kp_row_try_cached<3, KP_ROW_EXACT, T, VEC>(A, g, row, x, y, w, b, pad, algo) ||
+                kp_row_try_cached<4, KP_ROW_EXACT, T, VEC>(A, g, row, x, y, w, b, pad, algo);
         } else if constexpr (STREAM) {
-            const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, false>(A, g, row, x, y, w, b, pad);
-            kp_row_streamed<T, VEC, kp_rows_stream_unroll<T>::value> src{
-                r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
-            algo(r, g, src, A.flags);
+            static_assert(VEC, "the stream kernels take contiguous rows");
+            kp_row_stream(A, g, row, x, y, w, b, pad, algo);
         } else if constexpr (VEC) {
-            kp_row_try_cached<KP_ROW_MAX_SLOTS, false, T, VEC>(A, g, row, x, y, w, b, pad, algo);
+            kp_row_try_cached<KP_ROW_MAX_SLOTS, KP_ROW_CHECKED, T, VEC>(A, g, row, x, y, w, b, pad, algo);
         } else {
-            if (kp_row_try_cached<KP_ROW_MAX_SLOTS, false, T, VEC>(A, g, row, x, y, w, b, pad, algo))
+            if (kp_row_try_cached<KP_ROW_MAX_SLOTS, KP_ROW_CHECKED, T, VEC>(A, g, row, x, y, w, b, pad, algo))
                 continue;
-            const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, false>(A, g, row, x, y, w, b, pad);
+            const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
             kp_row_streamed<T, VEC> src{r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
             algo(r, g, src, A.flags);
         }

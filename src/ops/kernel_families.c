@@ -99,16 +99,19 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_SOFTMAX_STRIDED] = {KP_MODULE_ROWS, "softmax_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_STREAM] = {KP_MODULE_ROWS, "softmax_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_SPLIT] = {KP_MODULE_ROWS, "softmax_split_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_SOFTMAX_CLUSTER] = {KP_MODULE_ROWS, "softmax_cluster_%s", KP_SUFFIX_F32},
     [KP_KF_RMSNORM] = {KP_MODULE_ROWS, "rmsnorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_EXACT] = {KP_MODULE_ROWS, "rmsnorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_STRIDED] = {KP_MODULE_ROWS, "rmsnorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_STREAM] = {KP_MODULE_ROWS, "rmsnorm_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_SPLIT] = {KP_MODULE_ROWS, "rmsnorm_split_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_RMSNORM_CLUSTER] = {KP_MODULE_ROWS, "rmsnorm_cluster_%s", KP_SUFFIX_F32},
     [KP_KF_LAYERNORM] = {KP_MODULE_ROWS, "layernorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_EXACT] = {KP_MODULE_ROWS, "layernorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STRIDED] = {KP_MODULE_ROWS, "layernorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STREAM] = {KP_MODULE_ROWS, "layernorm_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_SPLIT] = {KP_MODULE_ROWS, "layernorm_split_%s", KP_SUFFIX_FLOATS},
+    [KP_KF_LAYERNORM_CLUSTER] = {KP_MODULE_ROWS, "layernorm_cluster_%s", KP_SUFFIX_F32},
     [KP_KF_ROPE] = {KP_MODULE_ROWS, "rope_%s", KP_SUFFIX_FLOATS},
     [KP_KF_DEQUANTIZE_F32] = {KP_MODULE_QUANTIZED, "dequantize_%s_f32", KP_SUFFIX_QFORMATS},
     [KP_KF_DEQUANTIZE_F16] = {KP_MODULE_QUANTIZED, "dequantize_%s_f16", KP_SUFFIX_QFORMATS},
@@ -144,6 +147,7 @@ static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};
 /* The sets that hold only some of the dtypes, in kp_dtype order. */
 static const kp_dtype float_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16};
 static const kp_dtype qfloat_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
+static const kp_dtype f32_dtypes[] = {KP_DTYPE_F32};
 static const kp_dtype signed_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16,
                                          KP_DTYPE_I64};
 
@@ -170,6 +174,10 @@ static bool dtype_subset(enum kp_suffix_set set, const kp_dtype **dtypes, size_t
     case KP_SUFFIX_SIGNED:
         *dtypes = signed_dtypes;
         *count = KP_COUNT_OF(signed_dtypes);
+        return true;
+    case KP_SUFFIX_F32:
+        *dtypes = f32_dtypes;
+        *count = KP_COUNT_OF(f32_dtypes);
         return true;
     default:
         return false;
@@ -292,6 +300,16 @@ kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype
         return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for %s",
                        kp_kernel_families[family].pattern, kp_dtype_name(dtype));
     return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
+}
+
+kp_status kp_family_cluster_blocks(kp_device *dev, enum kp_family_id family, kp_dtype dtype, int *blocks)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    kp_kernel_name(name, family, dtype);
+    if (!name[0])
+        return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for %s",
+                       kp_kernel_families[family].pattern, kp_dtype_name(dtype));
+    return kp_kernel_cluster_blocks(dev, kp_kernel_families[family].module, name, blocks);
 }
 
 void kp_kernel_name_ids(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype ids,

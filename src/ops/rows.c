@@ -11,7 +11,8 @@
  * row's end, nothing is tested per element); <op>_<dtype> other rows with
  * 16-byte loads; <op>_stream_<dtype> rows too long to cache (several
  * slots' loads at once); <op>_split_<dtype> few such rows, each over
- * several blocks (see split_rows).
+ * several blocks (see split_rows); <op>_cluster_<dtype> many such rows,
+ * where the loaded kernels run in thread block clusters (see cluster_rows).
  * All need unit inner strides and 16-byte-aligned rows in every operand;
  * other layouts use <op>_strided_<dtype>. */
 #include <math.h>
@@ -24,15 +25,15 @@
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
-enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT };
+enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT, PATH_CLUSTER };
 
-static const enum kp_family_id row_families[3][5] = {
+static const enum kp_family_id row_families[3][6] = {
     [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED,
-                     KP_KF_SOFTMAX_SPLIT},
+                     KP_KF_SOFTMAX_SPLIT, KP_KF_SOFTMAX_CLUSTER},
     [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STREAM, KP_KF_RMSNORM_STRIDED,
-                     KP_KF_RMSNORM_SPLIT},
+                     KP_KF_RMSNORM_SPLIT, KP_KF_RMSNORM_CLUSTER},
     [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STREAM,
-                       KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT},
+                       KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT, KP_KF_LAYERNORM_CLUSTER},
 };
 
 /* Values a chunk of a split row leaves in the scratch (kp_kernel_abi.h). */
@@ -237,6 +238,35 @@ static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dt
     return true;
 }
 
+/* f32 rows longer than a block's cached slots, as many as the device has
+ * multiprocessors or more, where the loaded <op>_cluster_f32 runs in
+ * clusters of KP_ROWS_CLUSTER blocks (NVIDIA sm_90+; it says so itself, as
+ * PTX JIT-compiled from an older arch has none): a row per cluster, each
+ * block caching an equal chunk of whole 16-byte slots, at most `group` x
+ * KP_ROWS_CLUSTER_SLOTS (see kp_rows_cluster, which says why f32 alone).
+ * The fewest threads (a multiple of 64) that hold a chunk; else false
+ * (other dtypes, rows not a whole number of slots or too long for 512
+ * threads' chunks, GPUs without clusters). */
+static bool cluster_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, struct kp_rows_args *a,
+                         struct kp_launch_dims *dims)
+{
+    const uint64_t lanes = 4;  /* f32 elements a slot */
+    const uint64_t chunk = ceil_div_u64((uint64_t)a->cols / lanes, KP_ROWS_CLUSTER);  /* slots a block */
+    const uint64_t group = ceil_div_u64(ceil_div_u64(chunk, KP_ROWS_CLUSTER_SLOTS), 64) * 64;
+    int blocks = 1;
+    if (dtype != KP_DTYPE_F32 || (uint64_t)a->cols % lanes != 0 || group > KP_ROWS_CLUSTER_MAX_BLOCK ||
+        kp_family_cluster_blocks(dev, row_families[kind][PATH_CLUSTER], dtype, &blocks) != KP_OK ||
+        blocks != KP_ROWS_CLUSTER)
+        return false;
+    uint64_t clusters = (uint64_t)a->rows;  /* the kernel walks rows a grid's clusters apart */
+    const uint64_t max_clusters = (((uint64_t)1 << 31) - 1) / (KP_ROWS_CLUSTER * group);
+    if (clusters > max_clusters)
+        clusters = max_clusters;
+    a->group = (int32_t)group;
+    *dims = (struct kp_launch_dims){{(unsigned)(clusters * KP_ROWS_CLUSTER), 1, 1}, {(unsigned)group, 1, 1}, 0, 0};
+    return true;
+}
+
 /* The two launches of <op>_split_<dtype>, args being the row kernels'
  * (a, x, y, w, b) and a slot for the scratch. */
 static kp_status launch_split(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
@@ -280,6 +310,8 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
     void *args[] = {&a, &x, &y, &w, &b, NULL};
     if (path == PATH_STREAM && split_rows(stream->device, &a, src->dtype, split_parts[kind], &dims))
         return launch_split(stream, row_families[kind][PATH_SPLIT], src->dtype, &a, &dims, args);
+    if (path == PATH_STREAM && cluster_rows(stream->device, kind, src->dtype, &a, &dims))
+        path = PATH_CLUSTER;
     return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
 }
 

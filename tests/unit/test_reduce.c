@@ -4,7 +4,7 @@
 
 #include "unit_util.h"
 
-#define BUF_BYTES (1 << 19)
+#define BUF_BYTES (2 << 20)  /* four f32 rows longer than a cluster holds */
 
 static kp_device *dev;
 static kp_stream *stream;
@@ -263,6 +263,33 @@ START_TEST(test_rows_plans)
     LAUNCHES(kp_softmax(stream, &four_dst, &four), 1, "softmax_stream_f32");
     LAUNCHES(kp_rmsnorm(stream, &four_dst, &four, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
     LAUNCHES(kp_layernorm(stream, &four_dst, &four, NULL, NULL, 1e-6f), 1, "layernorm_stream_f32");
+    /* where the loaded kernels run in clusters of 8 blocks, those rows take
+     * a cluster each: 2050 slots make chunks of 257, 43 threads of 6 slots,
+     * so 64 */
+    fake.function_cluster_blocks = KP_ROWS_CLUSTER;
+    LAUNCHES(kp_softmax(stream, &four_dst, &four), 1, "softmax_cluster_f32");
+    ck_assert_uint_eq(fake.last_dims.grid[0], 4 * KP_ROWS_CLUSTER);
+    ck_assert_uint_eq(fake.last_dims.block[0], 64);
+    LAUNCHES(kp_rmsnorm(stream, &four_dst, &four, NULL, 1e-6f), 1, "rmsnorm_cluster_f32");
+    LAUNCHES(kp_layernorm(stream, &four, &four, NULL, NULL, 1e-6f), 1, "layernorm_cluster_f32");
+    /* f32 rows of 8 blocks x 512 threads x 6 slots x 4 elements fill a
+     * cluster; one more slot is more than it holds */
+    const int64_t longest = KP_ROWS_CLUSTER * 512 * 6 * 4;
+    kp_tensor vocab = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, longest}, 0);
+    LAUNCHES(kp_softmax(stream, &vocab, &vocab), 1, "softmax_cluster_f32");
+    ck_assert_uint_eq(fake.last_dims.block[0], 512);
+    kp_tensor too_long = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, longest + 4}, 0);
+    LAUNCHES(kp_softmax(stream, &too_long, &too_long), 1, "softmax_stream_f32");
+    /* other dtypes stream, and so do aligned f32 rows that are not a whole
+     * number of 16-byte slots */
+    kp_tensor vocab16 = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){4, 32000}, 0);
+    LAUNCHES(kp_rmsnorm(stream, &vocab16, &vocab16, NULL, 1e-6f), 1, "rmsnorm_stream_bf16");
+    kp_tensor part_slot = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8202}, 0);
+    part_slot.layout.strides[0] = 8204;
+    LAUNCHES(kp_rmsnorm(stream, &part_slot, &part_slot, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
+    /* two rows still split, clusters or not */
+    LAUNCHES(kp_softmax(stream, &wide_dst, &wide), 2, "softmax_split_f32");
+    fake.function_cluster_blocks = 1;
     kp_tensor empty = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){0, 16}, 0);
     int before = atomic_load(&fake.launches);
     ck_assert_int_eq(kp_softmax(stream, &empty, &empty), KP_OK);
