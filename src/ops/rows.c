@@ -8,13 +8,14 @@
  * read once into registers; longer rows are streamed once per pass.
  * Kernels: <op>_exact_<dtype> takes rows that split exactly (cols = group x
  * slots x elements per slot, 1..KP_ROW_MAX_SLOTS slots: no slot passes the
- * row's end, nothing is tested per element); <op>_<dtype> other rows with
- * 16-byte loads; <op>_stream_<dtype> rows too long to cache (several
+ * row's end, nothing is tested per element); <op>_<dtype> other rows of
+ * whole 16-byte slots; <op>_stream_<dtype> rows too long to cache (several
  * slots' loads at once); <op>_split_<dtype> few such rows, each over
- * several blocks (see split_rows); <op>_cluster_<dtype> many such rows,
+ * several blocks (see split_rows); <op>_cluster_f32 many such f32 rows,
  * where the loaded kernels run in thread block clusters (see cluster_rows).
  * All need unit inner strides and 16-byte-aligned rows in every operand;
- * other layouts use <op>_strided_<dtype>. */
+ * other layouts, and cached rows whose last slot is cut, use
+ * <op>_strided_<dtype>. */
 #include <math.h>
 #include <string.h>
 
@@ -196,7 +197,11 @@ static enum row_path plan_rows(const kp_tensor *dst, const kp_tensor *src, const
     if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
         blocks = (((uint64_t)1 << 31) - 1) / block;
     *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
-    return exact ? PATH_EXACT : !vec ? PATH_STRIDED : slots ? PATH_VEC : PATH_STREAM;
+    /* <op>_<dtype> caches whole slots only (a check a slot, not an element:
+     * see kp_rows); rows whose last slot is cut (a single row, or rows
+     * padded apart) take the strided kernel's checks */
+    const bool whole = (uint64_t)cols % lanes == 0;
+    return exact ? PATH_EXACT : !vec ? PATH_STRIDED : !slots ? PATH_STREAM : whole ? PATH_VEC : PATH_STRIDED;
 }
 
 /* Rows longer than a block's cached slots, fewer rows than the device has

@@ -92,8 +92,9 @@ static const struct row_case cases[] = {
     {"odd rows 3x40001, 40008 apart", 2, {3, 40001}, {40008, 1}, 0, {40008, 1}, 0, false, 0, true},
     {"one odd row 1x40001 in place", 2, {1, 40001}, {0}, 0, {0}, 0, true, 0, true},
     {"rows 4x40000 around 10^4", 2, {4, 40000}, {0}, 0, {0}, 0, false, 1e4, true},
-    /* cached rows with 16-byte loads whose last slot is cut by the row's
-     * end (16-bit: 3 and 5 elements of 8, f32 3 and 1 of 4) */
+    /* rows with 16-byte loads whose last slot is cut by the row's end
+     * (16-bit: 3 and 5 elements of 8, f32 3 and 1 of 4), which the
+     * strided kernels cache with their checks */
     {"odd rows 7x1003, 1008 apart", 2, {7, 1003}, {1008, 1}, 0, {1008, 1}, 0, false, 0, true},
     {"odd rows 5x3005, 3008 apart in place", 2, {5, 3005}, {3008, 1}, 0, {3008, 1}, 0, true, 0, true},
     {"wide rows 300x20008", 2, {300, 20008}, {0}, 0, {0}, 0, false},

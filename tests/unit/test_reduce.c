@@ -216,6 +216,13 @@ START_TEST(test_rows_plans)
     kp_tensor r15 = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 0);  /* 15 is no whole slot count */
     kp_tensor r15_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 15}, 1024);
     LAUNCHES(kp_rmsnorm(stream, &r15_dst, &r15, NULL, 1e-6f), 1, "rmsnorm_strided_f32");
+    /* rows of 15 padded 16 apart have 16-byte loads but a cut last slot;
+     * so has a single row of 15: <op>_<dtype> caches whole slots only */
+    kp_tensor r15_padded = r15;
+    r15_padded.layout.strides[0] = 16;
+    LAUNCHES(kp_layernorm(stream, &r15_padded, &r15_padded, NULL, NULL, 1e-6f), 1, "layernorm_strided_f32");
+    kp_tensor one15 = unit_tensor(buf, KP_DTYPE_F32, 1, (int64_t[]){15}, 0);
+    LAUNCHES(kp_softmax(stream, &one15, &one15), 1, "softmax_strided_f32");
     kp_tensor t = src;  /* transposed: inner stride 16 */
     t.layout.strides[0] = 1;
     t.layout.strides[1] = 16;
