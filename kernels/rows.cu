@@ -440,9 +440,9 @@ struct kp_layernorm_algo {
 // H200, many rows of 32000-151936, % of copy before -> after: softmax f32
 // 29-52 -> 61-65, 16-bit 33-41 -> 52-64; rmsnorm f32 44-54 -> 60-65, bf16
 // 34-44 -> 51-64; layernorm f32 32-45 -> 43-54, bf16 25-32 -> 36-44.
-// layernorm_<dt> of bf16 rows spills 44 bytes under two blocks on sm_90
-// (kernels/spill_exceptions.txt) and is faster for it: H100, rows of 1000,
-// 91 % of copy against 79 % under one block without spilling.
+// layernorm_<dt> of bf16 rows spills 36-52 bytes under two blocks on
+// sm_75..sm_90 (kernels/spill_exceptions.txt) and is faster for it: H100,
+// rows of 1000, 91 % of copy against 79 % under one block without spilling.
 #define KP_ROW_KERNELS(NAME, T)                                                               \
     KP_ROW_OP(softmax, NAME, T, KP_ROWS_MIN_BLOCKS(T), (kp_rows_args a, const T *x, T *y), a, \
               x, y, (const T *)0, (const T *)0, kp_softmax_algo())                            \
@@ -457,7 +457,7 @@ struct kp_layernorm_algo {
     KP_ROW_KERNEL(layernorm, _stream_##NAME, T, true, false, true, KP_ROWS_MIN_BLOCKS(T),      \
                   (kp_rows_args a, const T *x, T *y, const T *w, const T *b), a, x, y, w, b, \
                   kp_layernorm_algo{a.eps})                                                   \
-    KP_ROW_OP(layernorm, NAME, T, KP_ROWS_MIN_BLOCKS(T),                            \
+    KP_ROW_OP(layernorm, NAME, T, KP_ROWS_MIN_BLOCKS(T),                                      \
               (kp_rows_args a, const T *x, T *y, const T *w, const T *b), a, x, y, w, b,      \
               kp_layernorm_algo{a.eps})
 
@@ -562,8 +562,8 @@ KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T 
     const kp_idx chunks = (cols + chunk - 1) / chunk;
     int buf = 0;
     for (kp_idx row = blockIdx.x / K; row < rows; row += step, buf ^= 1) {
-        const auto r = kp_chunk_row<T, Algo, unsigned, KP_ROW_WHOLE_SLOTS>(A, g, row, kp_cluster_rank() * chunk,
-                                                                            chunk, x, y, w, b);
+        const kp_idx at = kp_cluster_rank() * chunk;
+        const auto r = kp_chunk_row<T, Algo, unsigned, KP_ROW_WHOLE_SLOTS>(A, g, row, at, chunk, x, y, w, b);
         kp_row_cached<T, true, KP_ROW_WHOLE_SLOTS, V> src(r);
         C p[P];
         algo.chunk_partial(r, g, src, p);

@@ -336,7 +336,8 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
         } else {
             if (kp_row_try_cached<KP_ROW_MAX_SLOTS, KP_ROW_CHECKED, T, VEC>(A, g, row, x, y, w, b, pad, algo))
                 continue;
-            const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
+            const kp_row<T, VEC, kp_idx> r =
+                kp_row_at<T, VEC, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
             kp_row_streamed<T, VEC> src{r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
             algo(r, g, src, A.flags);
         }

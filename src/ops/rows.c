@@ -268,7 +268,8 @@ static bool cluster_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, str
     if (clusters > max_clusters)
         clusters = max_clusters;
     a->group = (int32_t)group;
-    *dims = (struct kp_launch_dims){{(unsigned)(clusters * KP_ROWS_CLUSTER), 1, 1}, {(unsigned)group, 1, 1}, 0, 0};
+    *dims = (struct kp_launch_dims){
+        {(unsigned)(clusters * KP_ROWS_CLUSTER), 1, 1}, {(unsigned)group, 1, 1}, 0, 0};
     return true;
 }
 
