@@ -2,34 +2,11 @@
  * launch nothing; valid calls pick the kernel the plan says. */
 #include <math.h>
 
-#include "unit_util.h"
+#include "fake_env.h"
 
 #define BUF_BYTES (2 << 20)  /* four f32 rows longer than a cluster holds */
 
-static kp_device *dev;
-static kp_stream *stream;
-static kp_buffer *buf, *small;
-
-static void setup(void)
-{
-    char arch[64];
-    built_arch(arch, sizeof(arch));
-    fake_install(arch);
-    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
-    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, BUF_BYTES, &buf), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
-    memset(kp_buffer_device_ptr(buf), 0x5a, BUF_BYTES);
-}
-
-static void teardown(void)
-{
-    kp_buffer_destroy(&buf);
-    kp_buffer_destroy(&small);
-    kp_stream_destroy(&stream);
-    kp_device_close(&dev);
-    kp_backend_override(NULL);
-}
+static void setup(void) { fake_env_setup(BUF_BYTES); }
 
 static void assert_untouched(void)
 {
@@ -435,7 +412,7 @@ int main(void)
 {
     Suite *s = suite_create("reduce");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, fake_env_teardown);
     tcase_add_test(tc, test_reduce_rejects_bad_arguments);
     tcase_add_test(tc, test_reduce_plans);
     tcase_add_test(tc, test_rows_reject_bad_arguments);
