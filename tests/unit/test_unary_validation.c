@@ -1,31 +1,8 @@
 /* kp_unary: bad arguments get a clear status and launch nothing; valid calls
  * launch the kernel the op, dtype and layouts call for. */
-#include "unit_util.h"
+#include "fake_env.h"
 
-static kp_device *dev;
-static kp_stream *stream;
-static kp_buffer *buf, *small;
-
-static void setup(void)
-{
-    char arch[64];
-    built_arch(arch, sizeof(arch));
-    fake_install(arch);
-    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
-    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 4096, &buf), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
-    memset(kp_buffer_device_ptr(buf), 0x5a, 4096);
-}
-
-static void teardown(void)
-{
-    kp_buffer_destroy(&buf);
-    kp_buffer_destroy(&small);
-    kp_stream_destroy(&stream);
-    kp_device_close(&dev);
-    kp_backend_override(NULL);
-}
+static void setup(void) { fake_env_setup(4096); }
 
 static kp_tensor tensor(kp_buffer *b, kp_dtype dtype, int64_t rows, int64_t cols, int64_t offset)
 {
@@ -210,7 +187,7 @@ int main(void)
 {
     Suite *s = suite_create("unary_validation");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, fake_env_teardown);
     tcase_add_test(tc, test_op_names);
     tcase_add_test(tc, test_rejects_bad_arguments);
     tcase_add_test(tc, test_unsupported_pairs);
