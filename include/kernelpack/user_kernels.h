@@ -113,9 +113,10 @@ static inline kp_kernel_arg kp_arg_buffer(const kp_buffer *buffer, size_t offset
  * KP_ERR_DEVICE_MISMATCH); the grid and block fit the device's limits and the
  * kernel's own thread limit, and grid x is a multiple of the cluster size a
  * kernel was built with (CUDA's __cluster_dims__, sm_90+); static plus
- * dynamic shared memory fits the device; `arg_count` equals the kernel's parameter count and each argument's
- * size equals its parameter's (read from the compiled code); buffer arguments
- * are on the stream's device with offset <= their size. */
+ * dynamic shared memory fits the device; `arg_count` equals the kernel's
+ * parameter count and each argument's size equals its parameter's (read
+ * from the compiled code); buffer arguments are on the stream's device with
+ * offset <= their size. */
 KP_API kp_status kp_kernel_launch(kp_stream *stream, const kp_kernel *kernel,
                                   const kp_launch_config *config, const kp_kernel_arg *args,
                                   size_t arg_count);

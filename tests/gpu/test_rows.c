@@ -98,9 +98,10 @@ static const struct row_case cases[] = {
     {"odd rows 7x1003, 1008 apart", 2, {7, 1003}, {1008, 1}, 0, {1008, 1}, 0, false, 0, true},
     {"odd rows 5x3005, 3008 apart in place", 2, {5, 3005}, {3008, 1}, 0, {3008, 1}, 0, true, 0, true},
     {"wide rows 300x20008", 2, {300, 20008}, {0}, 0, {0}, 0, false},
-    /* more such rows than multiprocessors: a cluster a row where the GPU
-     * has clusters (<op>_cluster, else <op>_stream), chunks whole (f32
-     * 18432) or the last one cut, some blocks without a chunk (20008) */
+    /* more such rows than multiprocessors: f32 rows of up to 98304 take a
+     * cluster a row where the GPU has clusters (<op>_cluster_f32, else
+     * <op>_stream), chunks of whole slots, all equal (18432, 32000) or the
+     * last one shorter (20008 above); wider rows and 16-bit rows stream */
     {"many vocabulary rows 200x32000 around 10^4 in place", 2, {200, 32000}, {0}, 0, {0}, 0, true, 1e4, true},
     {"many rows 200x18432", 2, {200, 18432}, {0}, 0, {0}, 0, false},
     {"many vocabulary rows 160x151936", 2, {160, 151936}, {0}, 0, {0}, 0, false},
