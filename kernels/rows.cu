@@ -585,7 +585,7 @@ KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T 
         return;
     const T pad = kp_store<T>(Algo::template pad<C>());
     for (kp_idx row = blockIdx.x / K; row < rows; row += step)
-        kp_row_stream(A, g, row, x, y, w, b, pad, algo);
+        kp_row_stream<true, kp_rows_stream_unroll<T>::value>(A, g, row, x, y, w, b, pad, algo);
 #endif
 }
 

@@ -264,15 +264,14 @@ KP_DEVICE bool kp_row_try_cached(const kp_rows_args &A, const kp_group &g, kp_id
     return true;
 }
 
-// Runs algo on the row streamed from memory on every pass,
-// kp_rows_stream_unroll slots at once (contiguous rows too long to cache).
-template <typename T, typename Algo>
+// Runs algo on the row streamed from memory on every pass, U slots at once
+// (rows too long to cache).
+template <bool VEC, int U, typename T, typename Algo>
 KP_DEVICE void kp_row_stream(const kp_rows_args &A, const kp_group &g, kp_idx row, const T *x, T *y,
                              const T *w, const T *b, T pad, const Algo &algo) {
     constexpr int N = 16 / sizeof(T);
-    const kp_row<T, true, kp_idx> r = kp_row_at<T, true, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
-    kp_row_streamed<T, true, kp_rows_stream_unroll<T>::value> src{
-        r, ((kp_idx)A.cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
+    const kp_row<T, VEC, kp_idx> r = kp_row_at<T, VEC, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
+    kp_row_streamed<T, VEC, U> src{r, ((kp_idx)A.cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
     algo(r, g, src, A.flags);
 }
 
@@ -316,9 +315,8 @@ template <bool VEC, bool EXACT, bool STREAM, typename T, typename Algo>
 KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
                        const Algo &algo) {
     typedef typename kp_compute<T>::type C;
-    constexpr int N = 16 / sizeof(T);
     const kp_group g = kp_group_of((unsigned)A.group);
-    const kp_idx rows = (kp_idx)A.rows, cols = (kp_idx)A.cols;
+    const kp_idx rows = (kp_idx)A.rows;
     const T pad = kp_store<T>(Algo::template pad<C>());
     for (kp_idx base = (kp_idx)blockIdx.x * g.per_block; base < rows;
          base += (kp_idx)gridDim.x * g.per_block) {
@@ -330,16 +328,12 @@ KP_DEVICE void kp_rows(const kp_rows_args &A, const T *x, T *y, const T *w, cons
                 kp_row_try_cached<4, KP_ROW_EXACT, T, VEC>(A, g, row, x, y, w, b, pad, algo);
         } else if constexpr (STREAM) {
             static_assert(VEC, "the stream kernels take contiguous rows");
-            kp_row_stream(A, g, row, x, y, w, b, pad, algo);
+            kp_row_stream<VEC, kp_rows_stream_unroll<T>::value>(A, g, row, x, y, w, b, pad, algo);
         } else if constexpr (VEC) {
             kp_row_try_cached<KP_ROW_MAX_SLOTS, KP_ROW_WHOLE_SLOTS, T, VEC>(A, g, row, x, y, w, b, pad, algo);
         } else {
-            if (kp_row_try_cached<KP_ROW_MAX_SLOTS, KP_ROW_CHECKED, T, VEC>(A, g, row, x, y, w, b, pad, algo))
-                continue;
-            const kp_row<T, VEC, kp_idx> r =
-                kp_row_at<T, VEC, kp_idx, KP_ROW_CHECKED>(A, g, row, x, y, w, b, pad);
-            kp_row_streamed<T, VEC> src{r, (cols + (kp_idx)g.size * N - 1) / ((kp_idx)g.size * N)};
-            algo(r, g, src, A.flags);
+            if (!kp_row_try_cached<KP_ROW_MAX_SLOTS, KP_ROW_CHECKED, T, VEC>(A, g, row, x, y, w, b, pad, algo))
+                kp_row_stream<VEC, 1>(A, g, row, x, y, w, b, pad, algo);
         }
     }
 }
