@@ -18,6 +18,7 @@
 #include "kp_quant.cuh"
 #include "kp_quant_abi.h"
 #include "kp_qmatmul.cuh"
+#include "kp_qmatvec_mma.cuh"
 
 typedef unsigned long long kp_status_word;
 
@@ -432,16 +433,28 @@ KP_DEVICE void kp_qmv_quantize_act(const kp_qmv_act_args &a, const T *x, int8_t 
         const int half = kp_qsum_group(q[0] + q[1] + q[2] + q[3], KP_QGROUP / 2);
         const int other = kp_shfl_xor(half, 4, KP_QGROUP);
         if (!active) continue;
-        *(uint32_t *)(qs + blk * 32 + 4 * lane) = kp_qpack4(q, 0);
+        const kp_idx meta_stride = KP_QMV_META_STRIDE(blocks_per_row);
+        const kp_idx chunk = b / 8, g = b % 8;
+        const kp_idx nb = a.batch - 8 * chunk < 8 ? a.batch - 8 * chunk : 8;
+        const bool interleaved = a.interleave && nb > 4;
+        // Interleaved (kp_qmv_act_args): group G, item j of its r, lane 4g + lane % 4.
+        const kp_idx G = cb / KP_QMV_ACT_GROUP, j = cb % KP_QMV_ACT_GROUP;
+        const kp_idx r = blocks_per_row - G * KP_QMV_ACT_GROUP < KP_QMV_ACT_GROUP
+                             ? blocks_per_row - G * KP_QMV_ACT_GROUP : KP_QMV_ACT_GROUP;
+        const kp_idx q_at = interleaved ? 8 * chunk * a.cols + G * nb * 32 * KP_QMV_ACT_GROUP +
+                                              (4 * g + lane % 4) * 8 * r + 8 * j + 4 * (lane / 4)
+                                        : blk * 32 + 4 * lane;
+        *(uint32_t *)(qs + q_at) = kp_qpack4(q, 0);
         if (lane == 0) {
             kp_qmv_meta m;
             m.d = kp_qround_half(d);
             m.sum_lo = (int16_t)half;
             m.sum_hi = (int16_t)other;
-            meta[b * KP_QMV_META_STRIDE(blocks_per_row) + cb] = m;
-            if (cb + 1 == blocks_per_row && blocks_per_row % 2) {  // the row's padding entry
+            meta[interleaved ? 8 * chunk * meta_stride + G * nb * KP_QMV_ACT_GROUP + g * r + j
+                             : b * meta_stride + cb] = m;
+            if (!interleaved && cb + 1 == blocks_per_row && blocks_per_row % 2) {  // the row's padding entry
                 const kp_qmv_meta zero = {0.0f, 0, 0};
-                meta[b * KP_QMV_META_STRIDE(blocks_per_row) + cb + 1] = zero;
+                meta[b * meta_stride + cb + 1] = zero;
             }
         }
     }
@@ -781,13 +794,35 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
     }
 }
 
-#define KP_QMV(ID, NAME, B)                                                                      \
-    KP_KERNEL void __launch_bounds__(KP_QMV_BLOCK)                                               \
+// Batch 8 runs on int8 tensor cores where the target has them
+// (kp_qmatvec_mma.cuh), in blocks of KP_QMV_MMA_BLOCK threads, two a
+// multiprocessor (at most 128 registers; left to itself the compiler gave
+// Q3_K 194 and one block).
+#if KP_HAS_MMA_16
+#define KP_QMV_B8_BOUNDS KP_QMV_MMA_BLOCK, 2
+#else
+#define KP_QMV_B8_BOUNDS KP_QMV_BLOCK
+#endif
+template <int F, int B>
+KP_DEVICE void kp_qmatvec_batch(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
+                                const kp_qmv_meta *act_meta, void *dst) {
+#if KP_HAS_MMA_16
+    if constexpr (B == 8)
+        kp_qmatvec_mma<F>(a, w, act_qs, act_meta, dst);
+    else
+#endif
+        kp_qmatvec<F, B>(a, w, act_qs, act_meta, dst);
+}
+
+#define KP_QMV(ID, NAME, B, BOUNDS)                                                              \
+    KP_KERNEL void __launch_bounds__(BOUNDS)                                                     \
         qmatvec_##NAME##_b##B(kp_qmv_args a, const uint8_t *w, const int8_t *act_qs,            \
                               const kp_qmv_meta *act_meta, void *dst) {                          \
-        kp_qmatvec<KP_QF_##ID, B>(a, w, act_qs, act_meta, dst);                                  \
+        kp_qmatvec_batch<KP_QF_##ID, B>(a, w, act_qs, act_meta, dst);                            \
     }
-#define KP_QMV_ALL(ID, NAME) KP_QMV(ID, NAME, 1) KP_QMV(ID, NAME, 2) KP_QMV(ID, NAME, 4) KP_QMV(ID, NAME, 8)
+#define KP_QMV_ALL(ID, NAME)                                               \
+    KP_QMV(ID, NAME, 1, KP_QMV_BLOCK) KP_QMV(ID, NAME, 2, KP_QMV_BLOCK)    \
+    KP_QMV(ID, NAME, 4, KP_QMV_BLOCK) KP_QMV(ID, NAME, 8, KP_QMV_B8_BOUNDS)
 KP_QFORMAT_SUFFIXES(KP_QMV_ALL)
 
 // ---------------------------------------------------- mixture of experts

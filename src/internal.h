@@ -141,6 +141,10 @@ kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
 /* The blocks of the cluster the loaded code of a built-in kernel must run in
  * (1: none), loading its module if needed. */
 kp_status kp_kernel_cluster_blocks(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks);
+/* The most threads a block of the loaded code of a built-in kernel may have
+ * (its launch bound where it was built with one), loading its module if
+ * needed. */
+kp_status kp_kernel_max_threads(kp_device *dev, enum kp_module_id id, const char *kernel, int *threads);
 
 /* ---- argument checks (validate.c) */
 #define KP_CHECK_NOT_NULL(p)                                                          \

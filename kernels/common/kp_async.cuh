@@ -38,6 +38,16 @@ KP_DEVICE void kp_async_copy16(void *dst, const void *src) {
 #endif
 }
 
+// 8 bytes, both 8-byte aligned.
+KP_DEVICE void kp_async_copy8(void *dst, const void *src) {
+#if KP_HAS_ASYNC_COPY
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src) : "memory");
+#else
+    *(uint2 *)dst = *(const uint2 *)src;
+#endif
+}
+
 KP_DEVICE void kp_async_commit() {
 #if KP_HAS_ASYNC_COPY
     asm volatile("cp.async.commit_group;\n" ::: "memory");

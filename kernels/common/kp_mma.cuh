@@ -56,6 +56,21 @@ KP_DEVICE void kp_mma_s8_k16(int d[4], uint32_t a0, uint32_t a1, uint32_t b0, in
         : "r"(a0), "r"(a1), "r"(b0), "r"(c));
 }
 
+// The same two with c given per element of d (c[0..3] as d[0..3]).
+KP_DEVICE void kp_mma_s8_k32_c(int d[4], const uint32_t a[4], const uint32_t b[2], const int c[4]) {
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]),
+          "r"(c[2]), "r"(c[3]));
+}
+KP_DEVICE void kp_mma_s8_k16_c(int d[4], uint32_t a0, uint32_t a1, uint32_t b0, const int c[4]) {
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 "
+        "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "r"(a0), "r"(a1), "r"(b0), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+}
+
 // Four 8x8 matrices of 16-bit elements from shared memory: lanes 8q..8q+7
 // give the 16-byte-aligned addresses of matrix q's rows; r[q] receives row
 // lane / 4, elements 2 * (lane % 4) and the next, as the fragments above

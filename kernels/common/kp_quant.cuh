@@ -3,7 +3,10 @@
 //                              bit-exact with ggml's dequantize_row_*;
 //   kp_qdecode<F>::item      - one 32-element sub-block as 32 signed bytes
 //                              plus f32 scale(s) and offset(s), for the
-//                              integer dot products of the mat-vec.
+//                              integer dot products of the mat-vec;
+//   kp_qdecode<F>::quad      - words t and 4 + t of item's bytes alone, and
+//   kp_qdecode<F>::scales    - item's scales and offsets alone: what a lane
+//                              of an int8 matrix product holds (kp_mma.cuh).
 // Block pointers are only 2-byte aligned in general (18-byte blocks), so
 // multi-byte fields are read with kp_qld32<A>, A the format's alignment.
 #pragma once
@@ -176,6 +179,13 @@ template <int A> KP_DEVICE void kp_qnibbles(const uint8_t *qs, int lo[4], int hi
     }
 }
 
+// Words t and 4 + t of kp_qnibbles' result: the nibbles of word t of qs.
+template <int A> KP_DEVICE void kp_qnibble_quad(const uint8_t *qs, int t, int &lo, int &hi) {
+    const uint32_t v = kp_qld32<A>(qs + 4 * t);
+    lo = (int)(v & 0x0f0f0f0fu);
+    hi = (int)((v >> 4) & 0x0f0f0f0fu);
+}
+
 template <> struct kp_qdecode<KP_QF_Q4_0> {
     static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q4_0);
     static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
@@ -189,10 +199,16 @@ template <> struct kp_qdecode<KP_QF_Q4_0> {
         for (int i = 0; i < 8; i++)
             y[i] = kp_qmul((float)(((qs[i] >> shift) & 0xf) - 8), d);
     }
-    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
-        kp_qnibbles<align>(b + 2, it.q, it.q + 4);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_qnibbles<align>(b + 2, it.q, it.q + 4);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_qnibble_quad<align>(b + 2, t, lo, hi);
     }
 };
 
@@ -209,10 +225,16 @@ template <> struct kp_qdecode<KP_QF_Q4_1> {
         for (int i = 0; i < 8; i++)
             y[i] = kp_qadd(kp_qmul((float)((qs[i] >> shift) & 0xf), d), m);
     }
-    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
-        kp_qnibbles<align>(b + 4, it.q, it.q + 4);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = kp_qhalf(b + 2);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_qnibbles<align>(b + 4, it.q, it.q + 4);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_qnibble_quad<align>(b + 4, t, lo, hi);
     }
 };
 
@@ -225,6 +247,12 @@ template <int A> KP_DEVICE void kp_q5_item(const uint8_t *qh_p, const uint8_t *q
         q[k] |= (int)kp_qspread4(qh >> (4 * k));
         q[4 + k] |= (int)kp_qspread4(qh >> (16 + 4 * k));
     }
+}
+template <int A> KP_DEVICE void kp_q5_quad(const uint8_t *qh_p, const uint8_t *qs, int t, int &lo, int &hi) {
+    const uint32_t qh = kp_qld32<A>(qh_p);
+    kp_qnibble_quad<A>(qs, t, lo, hi);
+    lo |= (int)kp_qspread4(qh >> (4 * t));
+    hi |= (int)kp_qspread4(qh >> (16 + 4 * t));
 }
 template <int A> KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, int *q) {
     const uint32_t qh = kp_qld32<A>(qh_p);
@@ -247,10 +275,16 @@ template <> struct kp_qdecode<KP_QF_Q5_0> {
 #pragma unroll
         for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(q[i] - 16), d);
     }
-    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
-        kp_q5_item<align>(b + 2, b + 6, it.q);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_q5_item<align>(b + 2, b + 6, it.q);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_q5_quad<align>(b + 2, b + 6, t, lo, hi);
     }
 };
 
@@ -266,10 +300,16 @@ template <> struct kp_qdecode<KP_QF_Q5_1> {
 #pragma unroll
         for (int i = 0; i < 8; i++) y[i] = kp_qadd(kp_qmul((float)q[i], d), m);
     }
-    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
-        kp_q5_item<align>(b + 4, b + 8, it.q);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = kp_qhalf(b + 2);
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_q5_item<align>(b + 4, b + 8, it.q);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_q5_quad<align>(b + 4, b + 8, t, lo, hi);
     }
 };
 
@@ -278,6 +318,10 @@ template <int A> KP_DEVICE void kp_q8_item(const uint8_t *qs, int *q) {
 #pragma unroll
     for (int k = 0; k < 8; k++) q[k] = 0;
     kp_qld_run<A, 8>(qs, (uint32_t *)q);
+}
+template <int A> KP_DEVICE void kp_q8_quad(const uint8_t *qs, int t, int &lo, int &hi) {
+    lo = (int)kp_qld32<A>(qs + 4 * t);
+    hi = (int)kp_qld32<A>(qs + 16 + 4 * t);
 }
 template <int A> KP_DEVICE void kp_q8_dequant8(const uint8_t *p, float d, float *y) {
     const kp_qrun8 qs = kp_qld8<A>(p);
@@ -293,10 +337,16 @@ template <> struct kp_qdecode<KP_QF_Q8_0> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         kp_q8_dequant8<align>(b + 2 + 8 * g, kp_qhalf(b), y);
     }
-    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
-        kp_q8_item<align>(b + 2, it.q);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_q8_item<align>(b + 2, it.q);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_q8_quad<align>(b + 2, t, lo, hi);
     }
 };
 
@@ -308,10 +358,16 @@ template <> struct kp_qdecode<KP_QF_Q8_1> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         kp_q8_dequant8<align>(b + 4 + 8 * g, kp_qhalf(b), y);
     }
-    KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
-        kp_q8_item<align>(b + 4, it.q);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_q8_item<align>(b + 4, it.q);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_q8_quad<align>(b + 4, t, lo, hi);
     }
 };
 
@@ -323,10 +379,16 @@ template <> struct kp_qdecode<KP_QF_Q8_K> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         kp_q8_dequant8<align>(b + 4 + 8 * g, *(const float *)b, y);
     }
-    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
-        kp_q8_item<align>(b + 4 + 32 * s, it.q);
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = *(const float *)b;
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
+        kp_q8_item<align>(b + 4 + 32 * s, it.q);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        kp_q8_quad<align>(b + 4 + 32 * s, t, lo, hi);
     }
 };
 
@@ -348,8 +410,14 @@ template <> struct kp_qdecode<KP_QF_IQ4_NL> {
         kp_qld_run<align, 4>(b + 2, w);
 #pragma unroll
         for (int k = 0; k < 4; k++) kp_qiq4_lookup(w[k], &it.q[k], &it.q[4 + k]);
+        scales(b, 0, it);
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
+        kp_qiq4_lookup(kp_qld32<align>(b + 2 + 4 * t), &lo, &hi);
     }
 };
 
@@ -376,8 +444,14 @@ template <> struct kp_qdecode<KP_QF_IQ4_XS> {
 #pragma unroll
         for (int k = 0; k < 4; k++)
             kp_qiq4_lookup(kp_qld32<align>(b + 8 + 16 * s + 4 * k), &it.q[k], &it.q[4 + k]);
+        scales(b, s, it);
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         it.scale_lo = it.scale_hi = scale(b, s);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        kp_qiq4_lookup(kp_qld32<align>(b + 8 + 16 * s + 4 * t), &lo, &hi);
     }
 };
 
@@ -399,16 +473,25 @@ template <> struct kp_qdecode<KP_QF_Q2_K> {
             y[i] = kp_qsub(kp_qmul(dl, (float)((q[i] >> (2 * j)) & 3)), ml);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
-        const int n = s / 4, j = s % 4;
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            it.q[k] = (int)((kp_qld32<align>(b + 16 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u);
+            it.q[k] = word(b, s, k);
+        scales(b, s, it);
+    }
+    KP_DEVICE static int word(const uint8_t *b, int s, int k) {
+        return (int)((kp_qld32<align>(b + 16 + 32 * (s / 4) + 4 * k) >> (2 * (s % 4))) & 0x03030303u);
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         const float d = kp_qhalf(b + 80), dmin = kp_qhalf(b + 82);
         const int lo = b[2 * s], hi = b[2 * s + 1];
         it.scale_lo = kp_qmul(d, (float)(lo & 0xf));
         it.scale_hi = kp_qmul(d, (float)(hi & 0xf));
         it.offset_lo = -kp_qmul(dmin, (float)(lo >> 4));
         it.offset_hi = -kp_qmul(dmin, (float)(hi >> 4));
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        lo = word(b, s, t);
+        hi = word(b, s, 4 + t);
     }
 };
 
@@ -440,10 +523,23 @@ template <> struct kp_qdecode<KP_QF_Q3_K> {
             const uint32_t h = (hw[k] >> (4 * n + j)) & 0x01010101u;
             it.q[k] = (int)(q2 | (h << 2));
         }
+        scales(b, s, it);
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         const float d = kp_qhalf(b + 108);
         it.scale_lo = kp_qmul(d, (float)kp_q3_k_scale(2 * s, b + 96));
         it.scale_hi = kp_qmul(d, (float)kp_q3_k_scale(2 * s + 1, b + 96));
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static int word(const uint8_t *b, int s, int k) {
+        const int n = s / 4, j = s % 4;
+        const uint32_t q2 = (kp_qld32<align>(b + 32 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
+        const uint32_t h = (kp_qld32<align>(b + 4 * k) >> (4 * n + j)) & 0x01010101u;
+        return (int)(q2 | (h << 2));
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        lo = word(b, s, t);
+        hi = word(b, s, 4 + t);
     }
 };
 
@@ -474,12 +570,21 @@ template <> struct kp_qdecode<KP_QF_Q4_K> {
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            it.q[k] = (int)((kp_qld32<align>(b + 16 + 32 * (s / 2) + 4 * k) >> (4 * (s & 1))) &
-                            0x0f0f0f0fu);
+            it.q[k] = word(b, s, k);
+        scales(b, s, it);
+    }
+    KP_DEVICE static int word(const uint8_t *b, int s, int k) {
+        return (int)((kp_qld32<align>(b + 16 + 32 * (s / 2) + 4 * k) >> (4 * (s & 1))) & 0x0f0f0f0fu);
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         float m1;
         kp_qk4_scales(b, s, &it.scale_lo, &m1);
         it.scale_hi = it.scale_lo;
         it.offset_lo = it.offset_hi = -m1;
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        lo = word(b, s, t);
+        hi = word(b, s, 4 + t);
     }
 };
 
@@ -502,16 +607,24 @@ template <> struct kp_qdecode<KP_QF_Q5_K> {
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const uint32_t lo =
-                (kp_qld32<align>(b + 48 + 32 * (s / 2) + 4 * k) >> (4 * (s & 1))) & 0x0f0f0f0fu;
-            const uint32_t h = (kp_qld32<align>(b + 16 + 4 * k) >> s) & 0x01010101u;
-            it.q[k] = (int)(lo | (h << 4));
-        }
+        for (int k = 0; k < 8; k++) it.q[k] = word(b, s, k);
+        scales(b, s, it);
+    }
+    KP_DEVICE static int word(const uint8_t *b, int s, int k) {
+        const uint32_t lo =
+            (kp_qld32<align>(b + 48 + 32 * (s / 2) + 4 * k) >> (4 * (s & 1))) & 0x0f0f0f0fu;
+        const uint32_t h = (kp_qld32<align>(b + 16 + 4 * k) >> s) & 0x01010101u;
+        return (int)(lo | (h << 4));
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         float m1;
         kp_qk4_scales(b, s, &it.scale_lo, &m1);
         it.scale_hi = it.scale_lo;
         it.offset_lo = it.offset_hi = -m1;
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        lo = word(b, s, t);
+        hi = word(b, s, 4 + t);
     }
 };
 
@@ -546,10 +659,23 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
             const uint32_t hi = (hw[k] >> (2 * j)) & 0x03030303u;
             it.q[k] = (int)(lo | (hi << 4));
         }
+        scales(b, s, it);
+    }
+    KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         const float d = kp_qhalf(b + 208);
         it.scale_lo = kp_qmul(d, (float)(int8_t)b[192 + 2 * s]);
         it.scale_hi = kp_qmul(d, (float)(int8_t)b[192 + 2 * s + 1]);
         it.offset_lo = it.offset_hi = 0.0f;
+    }
+    KP_DEVICE static int word(const uint8_t *b, int s, int k) {
+        const int n = s / 4, j = s % 4;
+        const uint32_t lo = (kp_qld32<align>(b + 64 * n + 32 * (j & 1) + 4 * k) >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu;
+        const uint32_t hi = (kp_qld32<align>(b + 128 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
+        return (int)(lo | (hi << 4));
+    }
+    KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
+        lo = word(b, s, t);
+        hi = word(b, s, 4 + t);
     }
 };
 

@@ -29,6 +29,16 @@
     ((f) == KP_QF_Q4_0 || (f) == KP_QF_Q4_1 || (f) == KP_QF_Q4_K || (f) == KP_QF_Q8_0 || \
      (f) == KP_QF_Q8_1 || (f) == KP_QF_Q8_K)
 #define KP_QMV_ROWS_FOR(format, batch) ((batch) == 1 && KP_QMV_TWO_ROWS(format) ? 2 : 4)
+/* qmatvec_<format>_b8 on targets with int8 tensor cores (NVIDIA sm_80+):
+ * a block of KP_QMV_MMA_BLOCK threads computes KP_QMV_MMA_ROWS weight rows
+ * (the M of its m16n8k32 products; the batch rows are the N), its warps
+ * splitting tiles of KP_QMV_MMA_ITEMS items. It is built with that block
+ * size as its launch bound, which is how the host tells it from the
+ * KP_QMV_BLOCK kernel of other targets, and it reads its activations
+ * interleaved (kp_qmv_act_args::interleave). */
+#define KP_QMV_MMA_BLOCK 256
+#define KP_QMV_MMA_ROWS 16
+#define KP_QMV_MMA_ITEMS 32
 /* The per-pair mixture-of-experts mat-vec (qmoe_<format>) keeps four rows
  * for every format: two took Q4_0 from 86 to 77 % of copy and Q4_K from 83
  * to 77 there (H100, 2 of 8 experts of 14336 x 4096, one token). */
@@ -79,11 +89,25 @@ struct kp_qmv_meta {
     int16_t sum_hi;
 };
 
+/* With `interleave`, the batch rows are taken in chunks of 8 (the mat-vec
+ * launches), and a chunk of 5..8 rows (nb), which the tensor-core batch-8
+ * kernel reads, is laid out for it by groups of KP_QMV_ACT_GROUP items (r
+ * items in the last group, r = the rest): within the chunk's share of qs,
+ * group G starts at byte G * nb * 32 * KP_QMV_ACT_GROUP, and in it lane
+ * 4g + t of a warp (chunk row g, t = 0..3) finds its B fragment of item j
+ * of the group at (4g + t) * 8r + 8j: elements 4t..4t+3, then
+ * 16+4t..16+4t+3 of the item in row g, so a lane's share of a group is one
+ * run. Within the chunk's share of meta, group G starts at entry G * nb *
+ * KP_QMV_ACT_GROUP, and row g's entry for item j is at g * r + j. The
+ * chunk's shares begin where its first row's would without interleaving;
+ * smaller chunks are not interleaved. */
+#define KP_QMV_ACT_GROUP 4
 struct kp_qmv_act_args {
     int64_t batch;
     int64_t cols;
     int64_t x_batch_stride;    /* elements */
     int64_t x_col_stride;
+    int64_t interleave;
 };
 
 /* The mat-vec proper: dst[b, r] = sum over c of w[r, c] * x[b, c]. Row r of

@@ -350,3 +350,13 @@ kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int f
                        kp_kernel_families[family].pattern, format);
     return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
 }
+
+kp_status kp_family_qf_max_threads(kp_device *dev, enum kp_family_id family, int format, int *threads)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    kp_kernel_name_qf(name, family, format);
+    if (!name[0])
+        return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for format %d",
+                       kp_kernel_families[family].pattern, format);
+    return kp_kernel_max_threads(dev, kp_kernel_families[family].module, name, threads);
+}

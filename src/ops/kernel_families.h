@@ -205,5 +205,7 @@ kp_status kp_launch_family_ids(kp_stream *stream, enum kp_family_id family, kp_d
 void kp_kernel_name_qf(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, int format);
 kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int format,
                               const struct kp_launch_dims *dims, void **args);
+/* kp_kernel_max_threads() for the kernel of `family` and `format`. */
+kp_status kp_family_qf_max_threads(kp_device *dev, enum kp_family_id family, int format, int *threads);
 
 #endif

@@ -40,9 +40,10 @@ kp_status kp_qmv_check_workspace(const char *fn, const kp_stream *stream, kp_buf
                                  const struct kp_qmv_workspace *plan, const kp_tensor *x,
                                  const kp_tensor *dst, uint64_t n_dst, const kp_tensor *w_view);
 /* Quantizes x's rows (rows x cols, strides in elements) into the
- * workspace at base. */
+ * workspace at base; interleaved for the tensor-core batch-8 mat-vec
+ * (kp_qmv_act_args::interleave) if asked. */
 kp_status kp_qmv_quantize_act(kp_stream *stream, const kp_tensor *x, int64_t rows, int64_t cols,
-                              int64_t row_stride, int64_t col_stride, void *base,
+                              int64_t row_stride, int64_t col_stride, bool interleave, void *base,
                               const struct kp_qmv_workspace *plan);
 /* The mat-vec kernels' staging: 16 where every row of w starts 16-byte
  * aligned, else 2 (kp_qmv_args::vector). */

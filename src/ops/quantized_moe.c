@@ -184,8 +184,8 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
     char *base = workspace->ptr;
     void *qs = base + plan.act.qs, *meta = base + plan.act.meta, *group = base + plan.group;
     if (n_x)
-        st = kp_qmv_quantize_act(stream, x, xr.rows, cols, xr.row_stride, xr.col_stride, base,
-                                 &plan.act);
+        st = kp_qmv_quantize_act(stream, x, xr.rows, cols, xr.row_stride, xr.col_stride, false,
+                                 base, &plan.act);
     if (st != KP_OK)
         return st;
     const void *wp = (const char *)experts->buffer->ptr + experts->offset;

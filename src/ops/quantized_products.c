@@ -80,10 +80,10 @@ kp_status kp_qmv_check_workspace(const char *fn, const kp_stream *stream, kp_buf
 }
 
 kp_status kp_qmv_quantize_act(kp_stream *stream, const kp_tensor *x, int64_t rows, int64_t cols,
-                              int64_t row_stride, int64_t col_stride, void *base,
+                              int64_t row_stride, int64_t col_stride, bool interleave, void *base,
                               const struct kp_qmv_workspace *plan)
 {
-    struct kp_qmv_act_args aa = {rows, cols, row_stride, col_stride};
+    struct kp_qmv_act_args aa = {rows, cols, row_stride, col_stride, interleave};
     const void *xp = kp_tensor_base(x);
     void *qs = (char *)base + plan->qs, *meta = (char *)base + plan->meta;
     struct kp_launch_dims dims = kp_launch_1d(stream->device, (uint64_t)(rows * cols) / 4,
@@ -122,20 +122,33 @@ int kp_qmv_staging_vector(const void *w, size_t row_stride, int64_t rows)
     return (uintptr_t)w % 16 == 0 && (rows <= 1 || row_stride % 16 == 0) ? 16 : 2;
 }
 
-/* The products kernel for batch rows of 1..8 (the mat-vec). */
+/* Whether the loaded batch-8 mat-vec kernel of `format` is the tensor-core
+ * one (KP_QMV_MMA_BLOCK), which takes its activations interleaved. */
+static kp_status matvec_b8_on_mma(kp_device *dev, int format, bool *mma)
+{
+    int threads = 0;
+    kp_status st = kp_family_qf_max_threads(dev, KP_KF_QMATVEC_B8, format, &threads);
+    *mma = st == KP_OK && threads == KP_QMV_MMA_BLOCK;
+    return st;
+}
+
+/* The products kernel for batch rows of 1..8 (the mat-vec); mma: the
+ * batch-8 kernel is the tensor-core one. */
 static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, int format,
-                               bool after_act, void **args)
+                               bool after_act, bool mma, void **args)
 {
     int b = a->batch <= 1 ? 1 : a->batch <= 2 ? 2 : a->batch <= 4 ? 4 : 8;
     enum kp_family_id fam = b == 1 ? KP_KF_QMATVEC_B1 : b == 2 ? KP_KF_QMATVEC_B2
                             : b == 4 ? KP_KF_QMATVEC_B4 : KP_KF_QMATVEC_B8;
-    int rows = KP_QMV_ROWS_FOR(format, b);
+    bool on_mma = b == 8 && mma;
+    int rows = on_mma ? KP_QMV_MMA_ROWS : KP_QMV_ROWS_FOR(format, b);
     uint64_t blocks = ((uint64_t)a->rows + rows - 1) / rows;
     if (blocks > (1u << 30))
         blocks = 1u << 30;
     /* The products kernel may start while the activation kernel runs: it
      * queues its first weight copies, then waits for the activations. */
-    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {KP_QMV_BLOCK, 1, 1}, 0,
+    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1},
+                                  {on_mma ? KP_QMV_MMA_BLOCK : KP_QMV_BLOCK, 1, 1}, 0,
                                   after_act ? KP_LAUNCH_OVERLAP_PRIOR : 0};
     return kp_launch_family_qf(stream, fam, format, &dims, args);
 }
@@ -217,8 +230,12 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
 
     char *base = workspace ? workspace->ptr : NULL;
     void *qs = base ? base + plan.qs : NULL, *meta = base ? base + plan.meta : NULL;
-    if (n_x)
-        st = kp_qmv_quantize_act(stream, x, xo.batch, xo.n, xo.batch_stride, xo.stride, base, &plan);
+    bool chunked = xo.batch <= QMV_CHUNKED_MAX_BATCH, mma = false;
+    if (chunked && xo.batch > KP_QMATVEC_MAX_BATCH / 2)
+        st = matvec_b8_on_mma(stream->device, (int)w->format, &mma);
+    if (st == KP_OK && n_x)
+        st = kp_qmv_quantize_act(stream, x, xo.batch, xo.n, xo.batch_stride, xo.stride, mma, base,
+                                 &plan);
     if (st != KP_OK)
         return st;
     const void *wp = (const char *)w->buffer->ptr + w->offset;
@@ -233,7 +250,7 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
         .dst_dtype = kp_qfloat_code(dst->dtype),
     };
     void *y = kp_tensor_base(dst);
-    if (xo.batch > QMV_CHUNKED_MAX_BATCH) {
+    if (!chunked) {
         void *args[] = {&a, &wp, &qs, &meta, &y};
         return launch_matmul(stream, &a, (int)w->format, args);
     }
@@ -246,7 +263,7 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
         void *meta_c = meta ? (char *)meta + (size_t)b0 * meta_row : NULL;
         void *y_c = (char *)y + b0 * yo.batch_stride * (int64_t)kp_dtype_size(dst->dtype);
         void *args[] = {&ac, &wp, &qs_c, &meta_c, &y_c};
-        st = launch_matvec(stream, &ac, (int)w->format, b0 == 0 && n_x, args);
+        st = launch_matvec(stream, &ac, (int)w->format, b0 == 0 && n_x, mma, args);
     }
     return st;
 }

@@ -72,6 +72,61 @@ START_TEST(test_matmul_paths)
 }
 END_TEST
 
+/* The activation launch's interleave flag (the first launch of a call). */
+static int launches_seen;
+static int64_t act_interleave;
+static void record_act(void **args)
+{
+    if (launches_seen++ == 0)
+        act_interleave = ((const struct kp_qmv_act_args *)args[0])->interleave;
+}
+
+/* kp_quantized_matvec's batch-8 path: the tensor-core kernel (launch bound
+ * KP_QMV_MMA_BLOCK) takes 16 rows a block of that many threads and
+ * interleaved activations; any other, KP_QMV_ROWS_FOR rows a block of
+ * KP_QMV_BLOCK threads, as for the other batches. */
+static void expect_b8(int max_threads, int64_t batch, bool mma)
+{
+    kp_qmatrix w;
+    ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, 100, 256), KP_OK);
+    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){batch, 256}, X_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){batch, 100}, DST_OFF);
+    fake.function_max_threads = max_threads;
+    fake.launch_hook = record_act;
+    launches_seen = 0;
+    act_interleave = -1;
+    ck_assert_int_eq(kp_quantized_matmul(stream, &d, &w, &x, ws), KP_OK);
+    fake.launch_hook = NULL;
+    ck_assert_int_eq(act_interleave, mma ? 1 : 0);
+    ck_assert_str_eq(fake.last_kernel, "qmatvec_q4_0_b8");
+    ck_assert_uint_eq(fake.last_dims.block[0], mma ? KP_QMV_MMA_BLOCK : KP_QMV_BLOCK);
+    ck_assert_uint_eq(fake.last_dims.grid[0], mma ? (100 + KP_QMV_MMA_ROWS - 1) / KP_QMV_MMA_ROWS
+                                                  : 100 / KP_QMV_ROWS_FOR(KP_QF_Q4_0, 8));
+}
+
+START_TEST(test_matvec_b8_paths)
+{
+    expect_b8(1024, 8, false);
+    expect_b8(KP_QMV_BLOCK, 5, false);
+    expect_b8(KP_QMV_MMA_BLOCK, 8, true);
+    expect_b8(KP_QMV_MMA_BLOCK, 6, true);
+    expect_b8(KP_QMV_MMA_BLOCK, 16, true);  /* two launches of 8 */
+    /* 4 rows or fewer take the b4 kernel: nothing is interleaved */
+    fake.function_max_threads = KP_QMV_MMA_BLOCK;
+    fake.launch_hook = record_act;
+    launches_seen = 0;
+    kp_qmatrix w;
+    ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, 100, 256), KP_OK);
+    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 256}, X_OFF);
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 100}, DST_OFF);
+    ck_assert_int_eq(kp_quantized_matvec(stream, &d, &w, &x, ws), KP_OK);
+    fake.launch_hook = NULL;
+    ck_assert_int_eq(act_interleave, 0);
+    ck_assert_str_eq(fake.last_kernel, "qmatvec_q4_0_b4");
+    ck_assert_uint_eq(fake.last_dims.block[0], KP_QMV_BLOCK);
+}
+END_TEST
+
 START_TEST(test_matmul_rejects)
 {
     kp_qmatrix w;
@@ -184,6 +239,7 @@ int main(void)
     TCase *tc = tcase_create("host");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_matmul_paths);
+    tcase_add_test(tc, test_matvec_b8_paths);
     tcase_add_test(tc, test_matmul_rejects);
     tcase_add_test(tc, test_moe_paths);
     tcase_add_test(tc, test_moe_rejects);
