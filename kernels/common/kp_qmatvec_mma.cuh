@@ -19,9 +19,9 @@
 // An earlier form with 2 warps per 16 rows and weights decoded into a
 // buffer for ldmatrix ran 1.5-3.6x slower than dp4a (too few warps, and as
 // many instructions a (row, item)). This one (H100, 4096 x 14336, % of copy)
-// took Q4_0 from 38 to 58, Q8_0 48 -> 80, Q4_K 37 -> 45, Q6_K 39 -> 52; it
-// is issue-bound (some 100 instructions a warp and item) with 16 warps a
-// multiprocessor. Q3_K lost 3 points against dp4a.
+// took Q4_0 from 38 to 61, Q8_0 48 -> 81, Q4_K 37 -> 48, Q6_K 39 -> 55; it
+// is issue-bound (some 100 instructions a warp and item, 16 warps a
+// multiprocessor). Q3_K stays on dp4a (quantized.cu).
 #pragma once
 
 #include "kp_async.cuh"
@@ -60,6 +60,8 @@ template <typename D> struct kp_qmvm_shape {
 // (vector), the rest (a short last tile's end, or every byte of unaligned
 // weights) in 2-byte loads and stores. A whole tile's pieces go to fixed
 // threads (S::copiers a row), without the divisions of the general case.
+// A short tile's rows are zero past `bytes`: the items there decode to
+// zero scales, which the products use without a test.
 template <typename S>
 KP_DEVICE void kp_qmvm_issue(uint8_t *stage, const uint8_t *src, kp_idx stride, int nrows, int bytes,
                              bool vector) {
@@ -88,10 +90,10 @@ KP_DEVICE void kp_qmvm_issue(uint8_t *stage, const uint8_t *src, kp_idx stride, 
         else
             kp_async_copy8(stage + r * S::pitch + k, src + r * stride + k);
     }
-    const int done = pieces * S::piece, halves = (bytes - done) / 2;
+    const int done = pieces * S::piece, halves = (S::row_bytes - done) / 2;
     for (int c = threadIdx.x; c < nrows * halves; c += KP_QMV_MMA_BLOCK) {
         const int r = c / halves, k = done + 2 * (c - r * halves);
-        *(uint16_t *)(stage + r * S::pitch + k) = *(const uint16_t *)(src + r * stride + k);
+        *(uint16_t *)(stage + r * S::pitch + k) = k < bytes ? *(const uint16_t *)(src + r * stride + k) : 0;
     }
 }
 
@@ -133,6 +135,52 @@ struct kp_qmvm_act_src {
 // f32 bits, kp_qmm_unmagic) minus the format's bias times the sum of the
 // column's activations over the k the product covers.
 template <typename D> KP_DEVICE int kp_qmvm_addend(int sum) { return KP_QMM_MAGIC - D::bias * sum; }
+
+// Item `it` of a stage (rows g and g + 8 of lane (g, t)) against the
+// lane's activations x, into its accumulators. Rows past the matrix hold
+// stale bytes, whose sums land only in results that are not stored.
+template <typename D, typename S>
+KP_DEVICE void kp_qmvm_item(const uint8_t *stage, int it, const kp_qmvm_act &x, float acc[4]) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const uint8_t *b0 = stage + g * S::pitch + it / D::items * D::bytes;
+    const uint8_t *b1 = b0 + 8 * S::pitch;
+    const int s = it % D::items;
+    int q[4];  // the A fragment
+    D::quad(b0, s, t, q[0], q[2]);
+    D::quad(b1, s, t, q[1], q[3]);
+    const uint32_t af[4] = {(uint32_t)q[0], (uint32_t)q[1], (uint32_t)q[2], (uint32_t)q[3]};
+    kp_qitem w0, w1;
+    D::scales(b0, s, w0);
+    D::scales(b1, s, w1);
+    // Per result column h: d and the sums of q over each half.
+    float d[2], sum_lo[2], sum_hi[2];
+    int c_lo[4], c_hi[4];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint2 m = x.meta[h];
+        const int lo = (int)(int16_t)(m.y & 0xffffu), hi = (int)(int16_t)(m.y >> 16);
+        d[h] = __uint_as_float(m.x);
+        sum_lo[h] = (float)lo;
+        sum_hi[h] = (float)hi;
+        c_lo[h] = c_lo[h + 2] = kp_qmvm_addend<D>(D::split ? lo : lo + hi);
+        c_hi[h] = c_hi[h + 2] = kp_qmvm_addend<D>(hi);
+    }
+    int lo[4], hi[4] = {0, 0, 0, 0};
+    if (D::split) {
+        kp_mma_s8_k16_c(lo, af[0], af[1], x.x.x, c_lo);
+        kp_mma_s8_k16_c(hi, af[2], af[3], x.x.y, c_hi);
+    } else {
+        const uint32_t bf[2] = {x.x.x, x.x.y};
+        kp_mma_s8_k32_c(lo, af, bf, c_lo);
+    }
+    const float4 ws[2] = {make_float4(w0.scale_lo, w0.scale_hi, w0.offset_lo, w0.offset_hi),
+                          make_float4(w1.scale_lo, w1.scale_hi, w1.offset_lo, w1.offset_hi)};
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const int h = e & 1;
+        acc[e] += kp_qmm_term_mma<D>(ws[e >> 1], d[h], sum_lo[h], sum_hi[h], lo[e], hi[e]);
+    }
+}
 
 // dst rows r0 .. r0 + 15 (those below a.rows) for batch rows 0 .. a.batch - 1
 // (at most 8), from act_qs / act_meta interleaved.
@@ -191,54 +239,10 @@ KP_DEVICE void kp_qmatvec_mma(const kp_qmv_args &a, const uint8_t *w, const int8
             kp_async_commit();
             const uint8_t *stage = stages + slot * S::stage_bytes;
             slot = slot + 1 == STAGES ? 0 : slot + 1;
-            const int cnt = group_items(tile_items(tt));
-            // Every item of the group, without branches between them (a
-            // short last tile's missing items decode stale bytes of the
-            // stage, and their terms are dropped); rows past nrows hold
-            // stale bytes too, whose sums land only in results not stored.
+            // Every item of the group, without branches between them: those
+            // past a short tile's end have zero weight bytes and activations.
 #pragma unroll
-            for (int j = 0; j < S::per_warp; j++) {
-                const int it = warp * S::per_warp + j;
-                const uint8_t *b0 = stage + g * S::pitch + it / D::items * D::bytes;
-                const uint8_t *b1 = b0 + 8 * S::pitch;
-                const int s = it % D::items;
-                int q[4];  // the A fragment
-                D::quad(b0, s, t, q[0], q[2]);
-                D::quad(b1, s, t, q[1], q[3]);
-                const uint32_t af[4] = {(uint32_t)q[0], (uint32_t)q[1], (uint32_t)q[2], (uint32_t)q[3]};
-                kp_qitem w0, w1;
-                D::scales(b0, s, w0);
-                D::scales(b1, s, w1);
-                // Per result column h: d and the sums of q over each half.
-                float d[2], sum_lo[2], sum_hi[2];
-                int c_lo[4], c_hi[4];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const uint2 m = cur[j].meta[h];
-                    const int lo = (int)(int16_t)(m.y & 0xffffu), hi = (int)(int16_t)(m.y >> 16);
-                    d[h] = __uint_as_float(m.x);
-                    sum_lo[h] = (float)lo;
-                    sum_hi[h] = (float)hi;
-                    c_lo[h] = c_lo[h + 2] = kp_qmvm_addend<D>(D::split ? lo : lo + hi);
-                    c_hi[h] = c_hi[h + 2] = kp_qmvm_addend<D>(hi);
-                }
-                int lo[4], hi[4] = {0, 0, 0, 0};
-                if (D::split) {
-                    kp_mma_s8_k16_c(lo, af[0], af[1], cur[j].x.x, c_lo);
-                    kp_mma_s8_k16_c(hi, af[2], af[3], cur[j].x.y, c_hi);
-                } else {
-                    const uint32_t bf[2] = {cur[j].x.x, cur[j].x.y};
-                    kp_mma_s8_k32_c(lo, af, bf, c_lo);
-                }
-                const float4 ws[2] = {make_float4(w0.scale_lo, w0.scale_hi, w0.offset_lo, w0.offset_hi),
-                                      make_float4(w1.scale_lo, w1.scale_hi, w1.offset_lo, w1.offset_hi)};
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int h = e & 1;
-                    const float v = kp_qmm_term_mma<D>(ws[e >> 1], d[h], sum_lo[h], sum_hi[h], lo[e], hi[e]);
-                    acc[e] += j < cnt ? v : 0.0f;
-                }
-            }
+            for (int j = 0; j < S::per_warp; j++) kp_qmvm_item<D, S>(stage, warp * S::per_warp + j, cur[j], acc);
             // The next tile's activations load while this block waits for its weights.
             if (tt + 1 < tiles) {
                 x.next_tile();
