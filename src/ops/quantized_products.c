@@ -230,6 +230,8 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
 
     char *base = workspace ? workspace->ptr : NULL;
     void *qs = base ? base + plan.qs : NULL, *meta = base ? base + plan.meta : NULL;
+    /* Batches of 5..16 run the batch-8 kernel on at least one chunk: which
+     * kind is loaded decides the activations' layout. */
     bool chunked = xo.batch <= QMV_CHUNKED_MAX_BATCH, mma = false;
     if (chunked && xo.batch > KP_QMATVEC_MAX_BATCH / 2)
         st = matvec_b8_on_mma(stream->device, (int)w->format, &mma);
