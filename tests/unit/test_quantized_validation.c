@@ -81,11 +81,14 @@ static void record_act(void **args)
         act_interleave = ((const struct kp_qmv_act_args *)args[0])->interleave;
 }
 
-/* kp_quantized_matvec's batch-8 path: the tensor-core kernel (launch bound
- * KP_QMV_MMA_BLOCK) takes 16 rows a block of that many threads and
- * interleaved activations; any other, KP_QMV_ROWS_FOR rows a block of
- * KP_QMV_BLOCK threads, as for the other batches. */
-static void expect_b8(int max_threads, int64_t batch, bool mma)
+/* The mat-vec kernels' paths through kp_quantized_matmul (which takes up to
+ * 16 batch rows there, 8 a launch) for 100 rows of Q4_0: the kernel of the
+ * last launch, its block size and grid, and whether the activations were
+ * interleaved, when the loaded batch-8 kernel's launch bound is
+ * max_threads. The tensor-core kernel (KP_QMV_MMA_BLOCK) takes 16 rows a
+ * block of that many threads and interleaved activations; any other,
+ * KP_QMV_ROWS_FOR rows a block of KP_QMV_BLOCK threads. */
+static void expect_matvec(int max_threads, int64_t batch, const char *kernel, bool mma)
 {
     kp_qmatrix w;
     ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, 100, 256), KP_OK);
@@ -98,7 +101,7 @@ static void expect_b8(int max_threads, int64_t batch, bool mma)
     ck_assert_int_eq(kp_quantized_matmul(stream, &d, &w, &x, ws), KP_OK);
     fake.launch_hook = NULL;
     ck_assert_int_eq(act_interleave, mma ? 1 : 0);
-    ck_assert_str_eq(fake.last_kernel, "qmatvec_q4_0_b8");
+    ck_assert_str_eq(fake.last_kernel, kernel);
     ck_assert_uint_eq(fake.last_dims.block[0], mma ? KP_QMV_MMA_BLOCK : KP_QMV_BLOCK);
     ck_assert_uint_eq(fake.last_dims.grid[0], mma ? (100 + KP_QMV_MMA_ROWS - 1) / KP_QMV_MMA_ROWS
                                                   : 100 / KP_QMV_ROWS_FOR(KP_QF_Q4_0, 8));
@@ -106,24 +109,13 @@ static void expect_b8(int max_threads, int64_t batch, bool mma)
 
 START_TEST(test_matvec_b8_paths)
 {
-    expect_b8(1024, 8, false);
-    expect_b8(KP_QMV_BLOCK, 5, false);
-    expect_b8(KP_QMV_MMA_BLOCK, 8, true);
-    expect_b8(KP_QMV_MMA_BLOCK, 6, true);
-    expect_b8(KP_QMV_MMA_BLOCK, 16, true);  /* two launches of 8 */
+    expect_matvec(1024, 8, "qmatvec_q4_0_b8", false);
+    expect_matvec(KP_QMV_BLOCK, 5, "qmatvec_q4_0_b8", false);
+    expect_matvec(KP_QMV_MMA_BLOCK, 8, "qmatvec_q4_0_b8", true);
+    expect_matvec(KP_QMV_MMA_BLOCK, 6, "qmatvec_q4_0_b8", true);
+    expect_matvec(KP_QMV_MMA_BLOCK, 16, "qmatvec_q4_0_b8", true);  /* two launches of 8 */
     /* 4 rows or fewer take the b4 kernel: nothing is interleaved */
-    fake.function_max_threads = KP_QMV_MMA_BLOCK;
-    fake.launch_hook = record_act;
-    launches_seen = 0;
-    kp_qmatrix w;
-    ck_assert_int_eq(kp_qmatrix_packed(&w, buf, W_OFF, KP_QFORMAT_Q4_0, 100, 256), KP_OK);
-    kp_tensor x = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 256}, X_OFF);
-    kp_tensor d = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 100}, DST_OFF);
-    ck_assert_int_eq(kp_quantized_matvec(stream, &d, &w, &x, ws), KP_OK);
-    fake.launch_hook = NULL;
-    ck_assert_int_eq(act_interleave, 0);
-    ck_assert_str_eq(fake.last_kernel, "qmatvec_q4_0_b4");
-    ck_assert_uint_eq(fake.last_dims.block[0], KP_QMV_BLOCK);
+    expect_matvec(KP_QMV_MMA_BLOCK, 4, "qmatvec_q4_0_b4", false);
 }
 END_TEST
 
