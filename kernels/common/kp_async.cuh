@@ -38,14 +38,20 @@ KP_DEVICE void kp_async_copy16(void *dst, const void *src) {
 #endif
 }
 
-// 8 bytes, both 8-byte aligned.
-KP_DEVICE void kp_async_copy8(void *dst, const void *src) {
+// N (8 or 16) bytes, both N-byte aligned: kp_async_copy16, or an 8-byte
+// copy (cp.async takes 8 only through L1, .ca).
+template <int N> KP_DEVICE void kp_async_copy(void *dst, const void *src) {
+    static_assert(N == 8 || N == 16, "cp.async copies 8 or 16 bytes here");
+    if constexpr (N == 16) {
+        kp_async_copy16(dst, src);
+    } else {
 #if KP_HAS_ASYNC_COPY
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src) : "memory");
+        const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src) : "memory");
 #else
-    *(uint2 *)dst = *(const uint2 *)src;
+        *(uint2 *)dst = *(const uint2 *)src;
 #endif
+    }
 }
 
 KP_DEVICE void kp_async_commit() {

@@ -73,10 +73,7 @@ KP_DEVICE void kp_qmvm_issue(uint8_t *stage, const uint8_t *src, kp_idx stride, 
         const uint8_t *from = src + r * stride + k0 * S::piece;
 #pragma unroll 1
         for (int k = k0; k < S::pieces; k += S::copiers) {
-            if (S::piece == 16)
-                kp_async_copy16(to, from);
-            else
-                kp_async_copy8(to, from);
+            kp_async_copy<S::piece>(to, from);
             to += S::copiers * S::piece;
             from += S::copiers * S::piece;
         }
@@ -85,10 +82,7 @@ KP_DEVICE void kp_qmvm_issue(uint8_t *stage, const uint8_t *src, kp_idx stride, 
     const int pieces = vector ? bytes / S::piece : 0;
     for (int c = threadIdx.x; c < nrows * pieces; c += KP_QMV_MMA_BLOCK) {
         const int r = c / pieces, k = (c - r * pieces) * S::piece;
-        if (S::piece == 16)
-            kp_async_copy16(stage + r * S::pitch + k, src + r * stride + k);
-        else
-            kp_async_copy8(stage + r * S::pitch + k, src + r * stride + k);
+        kp_async_copy<S::piece>(stage + r * S::pitch + k, src + r * stride + k);
     }
     const int done = pieces * S::piece, halves = (S::row_bytes - done) / 2;
     for (int c = threadIdx.x; c < nrows * halves; c += KP_QMV_MMA_BLOCK) {

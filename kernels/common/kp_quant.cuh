@@ -518,12 +518,13 @@ template <> struct kp_qdecode<KP_QF_Q3_K> {
         kp_qld_run<align, 8>(b + 32 + 32 * n, qw);
         kp_qld_run<align, 8>(b, hw);
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const uint32_t q2 = (qw[k] >> (2 * j)) & 0x03030303u;
-            const uint32_t h = (hw[k] >> (4 * n + j)) & 0x01010101u;
-            it.q[k] = (int)(q2 | (h << 2));
-        }
+        for (int k = 0; k < 8; k++) it.q[k] = bits(qw[k], hw[k], n, j);
         scales(b, s, it);
+    }
+    // Word k of sub-block s = 4n + j from word k of its 2-bit run and of the
+    // high-bit mask.
+    KP_DEVICE static int bits(uint32_t qw, uint32_t hw, int n, int j) {
+        return (int)(((qw >> (2 * j)) & 0x03030303u) | (((hw >> (4 * n + j)) & 0x01010101u) << 2));
     }
     KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         const float d = kp_qhalf(b + 108);
@@ -533,9 +534,7 @@ template <> struct kp_qdecode<KP_QF_Q3_K> {
     }
     KP_DEVICE static int word(const uint8_t *b, int s, int k) {
         const int n = s / 4, j = s % 4;
-        const uint32_t q2 = (kp_qld32<align>(b + 32 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
-        const uint32_t h = (kp_qld32<align>(b + 4 * k) >> (4 * n + j)) & 0x01010101u;
-        return (int)(q2 | (h << 2));
+        return bits(kp_qld32<align>(b + 32 + 32 * n + 4 * k), kp_qld32<align>(b + 4 * k), n, j);
     }
     KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
         lo = word(b, s, t);
@@ -654,12 +653,12 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
         kp_qld_run<align, 8>(b + 64 * n + 32 * (j & 1), lw);
         kp_qld_run<align, 8>(b + 128 + 32 * n, hw);
 #pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const uint32_t lo = (lw[k] >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu;
-            const uint32_t hi = (hw[k] >> (2 * j)) & 0x03030303u;
-            it.q[k] = (int)(lo | (hi << 4));
-        }
+        for (int k = 0; k < 8; k++) it.q[k] = bits(lw[k], hw[k], j);
         scales(b, s, it);
+    }
+    // Word k of sub-block s = 4n + j from word k of its ql run and of its qh run.
+    KP_DEVICE static int bits(uint32_t lw, uint32_t hw, int j) {
+        return (int)(((lw >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu) | (((hw >> (2 * j)) & 0x03030303u) << 4));
     }
     KP_DEVICE static void scales(const uint8_t *b, int s, kp_qitem &it) {
         const float d = kp_qhalf(b + 208);
@@ -669,9 +668,7 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
     }
     KP_DEVICE static int word(const uint8_t *b, int s, int k) {
         const int n = s / 4, j = s % 4;
-        const uint32_t lo = (kp_qld32<align>(b + 64 * n + 32 * (j & 1) + 4 * k) >> (j < 2 ? 0 : 4)) & 0x0f0f0f0fu;
-        const uint32_t hi = (kp_qld32<align>(b + 128 + 32 * n + 4 * k) >> (2 * j)) & 0x03030303u;
-        return (int)(lo | (hi << 4));
+        return bits(kp_qld32<align>(b + 64 * n + 32 * (j & 1) + 4 * k), kp_qld32<align>(b + 128 + 32 * n + 4 * k), j);
     }
     KP_DEVICE static void quad(const uint8_t *b, int s, int t, int &lo, int &hi) {
         lo = word(b, s, t);
