@@ -524,30 +524,44 @@ KP_DEVICE void kp_rows_split(const kp_rows_args &A, const T *x, T *y, const T *w
 KP_FOR_EACH_FLOAT(KP_ROWS_SPLIT_KERNELS)
 
 // ------------------------------------------------------- clustered rows
-// Many f32 rows too long for one block's slots (vocabulary-wide logits of a
+// Many rows too long for one block's slots (vocabulary-wide logits of a
 // prompt's tokens), where the GPU has thread block clusters: a row per
-// cluster of KP_ROWS_CLUSTER blocks, each block caching an equal chunk of
-// it (whole 16-byte slots, at most group x KP_ROWS_CLUSTER_SLOTS), so that
-// the row is read from memory once (<op>_stream reads it twice, the split
-// kernels' second read misses the cache when the rows are many). Each
-// block leaves its chunk's partial (as kp_rows_split's) in its shared
-// memory; after a cluster barrier every block reads all of them from its
-// peers, combines them (Algo::combine) and writes its chunk. The partials
-// alternate between two buffers, so one barrier a row suffices: a block
-// rewrites a buffer two rows later, after a barrier its peers reach only
-// once they have read it. A block writes only the chunk it read, so dst
-// may be src. The host sends only rows of whole slots (cols a multiple of
-// 4): a check a slot, not an element, keeps the registers within the bound.
-// f32 only: H100, 1048 rows of 32000, % of copy, stream -> cluster:
-// softmax 68 -> 79, rmsnorm 67 -> 84, layernorm 60 -> 71; the 16-bit
-// kernels (6 slots) measured 8-10 points below the stream kernels on rows
-// of 32000, bf16 spilled, and wider rows that fit 9 or 10 slots under one
-// block a multiprocessor (a row's chunk per multiprocessor at a time, no
-// overlap of one block's load with another's barrier) lost up to 20.
-// Built without clusters, the kernel streams each row in the first block
-// of its group of KP_ROWS_CLUSTER, as <op>_stream does; the host never
-// picks it there (it asks the loaded kernel for its cluster size).
-template <typename T, typename Algo>
+// cluster of KP_ROWS_CLUSTER blocks, each block holding an equal chunk of it
+// (whole 16-byte slots), so that the row is read from memory once
+// (<op>_stream reads it twice, the split kernels' second read misses the
+// cache when the rows are many). Each block leaves its chunk's partial (as
+// kp_rows_split's) in its shared memory; after a cluster barrier every
+// block reads all of them from its peers, combines them (Algo::combine) and
+// writes its chunk. The partials alternate between two buffers, so one
+// barrier a row suffices: a block rewrites a buffer two rows later, after a
+// barrier its peers reach only once they have read it. A block writes only
+// the chunk it read, so dst may be src. The host sends only rows of whole
+// slots.
+// <op>_cluster_f32 keeps its chunk in registers (at most group x
+// KP_ROWS_CLUSTER_SLOTS slots: a check a slot, not an element, keeps the
+// registers within the bound). H100, 1048 rows of 32000, % of copy, stream
+// -> cluster: softmax 68 -> 79, rmsnorm 67 -> 84, layernorm 60 -> 71; the
+// 16-bit kernels (6 slots) measured 8-10 points below the stream kernels on
+// rows of 32000, bf16 spilled, and wider rows that fit 9 or 10 slots under
+// one block a multiprocessor lost up to 20.
+// <op>_staged_<dtype> (STAGED) copies its chunk into dynamic shared memory
+// (ceil(cols / N / KP_ROWS_CLUSTER) slots, which the host checks the device
+// has), each thread the slots it reads again, so no block barrier guards
+// them: rows of any length that memory holds, with blocks small enough for
+// several a multiprocessor. H100, 261 rows of 128256 / 220 of 151936, % of
+// copy, stream -> staged: f32 softmax 66 / 64 -> 75 / 78, rmsnorm 66 / 64 ->
+// 71 / 71, layernorm 60 / 58 -> 75 / 69; bf16 softmax 62 / 58 -> 82 / 80,
+// rmsnorm 61 / 57 -> 73 / 68, layernorm 51 / 47 -> 66 / 60. On rows of
+// 32000 it lost to the register kernel (f32 rmsnorm 85 -> 76) and to the
+// stream kernels (16-bit 78 -> 66), whose second read comes from the cache
+// there. Fewer slots a thread (bigger blocks, fewer a multiprocessor) lost
+// up to 35 points; a persistent grid (a cluster walking rows, the next
+// row's copies in flight in a second stage while it reduces the current
+// one) 10-50.
+// Built without clusters, the kernels stream each row in the first block of
+// its group of KP_ROWS_CLUSTER, as <op>_stream does; the host never picks
+// them there (it asks the loaded kernel for its cluster size).
+template <bool STAGED, typename T, typename Algo>
 KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
                                const Algo &algo) {
     typedef typename kp_compute<T>::type C;
@@ -555,29 +569,43 @@ KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T 
     const kp_group g = kp_group_of((unsigned)A.group);  // the whole block
     const kp_idx rows = (kp_idx)A.rows, step = gridDim.x / K;
 #if KP_HAS_CLUSTERS
-    constexpr int N = 16 / sizeof(T), V = KP_ROWS_CLUSTER_SLOTS, P = Algo::parts;
+    constexpr int N = 16 / sizeof(T), P = Algo::parts;
+    extern __shared__ uint4 kp_rows_stage[];
     __shared__ C part[2][P], all[K * P];
     const kp_idx cols = (kp_idx)A.cols, slots = cols / N;
-    const kp_idx chunk = (slots + K - 1) / K * N;  // elements; <= group x V slots (the host's choice)
+    const kp_idx chunk = (slots + K - 1) / K * N;  // elements; what the host sized the chunks for
     const kp_idx chunks = (cols + chunk - 1) / chunk;
     int buf = 0;
     for (kp_idx row = blockIdx.x / K; row < rows; row += step, buf ^= 1) {
         const kp_idx at = kp_cluster_rank() * chunk;
         const auto r = kp_chunk_row<T, Algo, unsigned, KP_ROW_WHOLE_SLOTS>(A, g, row, at, chunk, x, y, w, b);
-        kp_row_cached<T, true, KP_ROW_WHOLE_SLOTS, V> src(r);
         C p[P];
-        algo.chunk_partial(r, g, src, p);
-        if (threadIdx.x == 0) {
+        const auto reduce_and_write = [&](auto &src) {
+            algo.chunk_partial(r, g, src, p);
+            if (threadIdx.x == 0) {
 #pragma unroll
-            for (int i = 0; i < P; i++)
-                part[buf][i] = p[i];
+                for (int i = 0; i < P; i++)
+                    part[buf][i] = p[i];
+            }
+            kp_cluster_sync();
+            if (threadIdx.x < K * P)
+                all[threadIdx.x] = kp_cluster_map(&part[buf][0], threadIdx.x / P)[threadIdx.x % P];
+            __syncthreads();
+            const auto st = algo.template combine<T>(all, chunks, threadIdx.x % KP_WAVE_SIZE, cols);
+            algo.write_chunk(r, src, st, A.flags);
+        };
+        if constexpr (STAGED) {
+            kp_vec<T, N> *stage = reinterpret_cast<kp_vec<T, N> *>(kp_rows_stage);
+            for (unsigned s = r.lane; s * N < r.cols; s += r.G)
+                kp_async_copy16(stage + s, r.x + s * N);
+            kp_async_commit();
+            kp_async_wait<0>();
+            kp_row_staged<T> src{r, stage};
+            reduce_and_write(src);
+        } else {
+            kp_row_cached<T, true, KP_ROW_WHOLE_SLOTS, KP_ROWS_CLUSTER_SLOTS> src(r);
+            reduce_and_write(src);
         }
-        kp_cluster_sync();
-        if (threadIdx.x < K * P)
-            all[threadIdx.x] = kp_cluster_map(&part[buf][0], threadIdx.x / P)[threadIdx.x % P];
-        __syncthreads();
-        const auto st = algo.template combine<T>(all, chunks, threadIdx.x % KP_WAVE_SIZE, cols);
-        algo.write_chunk(r, src, st, A.flags);
     }
     kp_cluster_sync();  // no block leaves while a peer may still read its partials
 #else
@@ -589,16 +617,22 @@ KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T 
 #endif
 }
 
-#define KP_ROWS_CLUSTER_KERNEL(OP, ALGO)                                                        \
-    KP_KERNEL void __launch_bounds__(KP_ROWS_CLUSTER_MAX_BLOCK, KP_ROWS_MIN_BLOCKS(float))      \
-        KP_CLUSTER_DIMS(KP_ROWS_CLUSTER) OP##_cluster_f32(kp_rows_args a, const float *x,        \
-                                                          float *y, const float *w, const float *b) { \
-        kp_rows_cluster(a, x, y, w, b, ALGO);                                                   \
+#define KP_ROWS_CLUSTER_KERNEL(OP, KIND, STAGED, NAME, T, ALGO)                                  \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_CLUSTER_MAX_BLOCK, KP_ROWS_MIN_BLOCKS(T))          \
+        KP_CLUSTER_DIMS(KP_ROWS_CLUSTER)                                                         \
+        OP##_##KIND##_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {         \
+        kp_rows_cluster<STAGED>(a, x, y, w, b, ALGO);                                            \
     }
 
-KP_ROWS_CLUSTER_KERNEL(softmax, kp_softmax_algo())
-KP_ROWS_CLUSTER_KERNEL(rmsnorm, kp_rmsnorm_algo{a.eps})
-KP_ROWS_CLUSTER_KERNEL(layernorm, kp_layernorm_algo{a.eps})
+#define KP_ROWS_CLUSTER_KERNELS(KIND, STAGED, NAME, T)                                      \
+    KP_ROWS_CLUSTER_KERNEL(softmax, KIND, STAGED, NAME, T, kp_softmax_algo())               \
+    KP_ROWS_CLUSTER_KERNEL(rmsnorm, KIND, STAGED, NAME, T, kp_rmsnorm_algo{a.eps})          \
+    KP_ROWS_CLUSTER_KERNEL(layernorm, KIND, STAGED, NAME, T, kp_layernorm_algo{a.eps})
+
+KP_ROWS_CLUSTER_KERNELS(cluster, false, f32, float)
+KP_ROWS_CLUSTER_KERNELS(staged, true, f32, float)
+KP_ROWS_CLUSTER_KERNELS(staged, true, f16, kp_f16)
+KP_ROWS_CLUSTER_KERNELS(staged, true, bf16, kp_bf16)
 
 // ----------------------------------------------------------------- rope
 // Groups of `group` threads per row (b, h, t); lanes walk the d/2 pairs,

@@ -139,8 +139,10 @@ struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_st
 kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
                     const struct kp_launch_dims *dims, void **args);
 /* The blocks of the cluster the loaded code of a built-in kernel must run in
- * (1: none), loading its module if needed. */
-kp_status kp_kernel_cluster_blocks(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks);
+ * (1: none) and its static shared memory in bytes, loading its module if
+ * needed. */
+kp_status kp_kernel_cluster_limits(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks,
+                                   int *static_shared);
 /* The most threads a block of the loaded code of a built-in kernel may have
  * (its launch bound where it was built with one), loading its module if
  * needed. */

@@ -67,24 +67,24 @@ kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
 }
 
 static kp_status kernel_limits(kp_device *dev, enum kp_module_id id, const char *kernel,
-                               int *max_threads, int *cluster_blocks)
+                               int *max_threads, int *static_shared, int *cluster_blocks)
 {
     void *fn = NULL;
-    int static_shared = 0;
     kp_status st = kp_module_function(dev, id, kernel, &fn);
     if (st == KP_OK)
-        st = dev->be->function_limits(dev->native, fn, max_threads, &static_shared, cluster_blocks);
+        st = dev->be->function_limits(dev->native, fn, max_threads, static_shared, cluster_blocks);
     return st;
 }
 
-kp_status kp_kernel_cluster_blocks(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks)
+kp_status kp_kernel_cluster_limits(kp_device *dev, enum kp_module_id id, const char *kernel, int *blocks,
+                                   int *static_shared)
 {
     int max_threads = 0;
-    return kernel_limits(dev, id, kernel, &max_threads, blocks);
+    return kernel_limits(dev, id, kernel, &max_threads, static_shared, blocks);
 }
 
 kp_status kp_kernel_max_threads(kp_device *dev, enum kp_module_id id, const char *kernel, int *threads)
 {
-    int blocks = 0;
-    return kernel_limits(dev, id, kernel, threads, &blocks);
+    int blocks = 0, static_shared = 0;
+    return kernel_limits(dev, id, kernel, threads, &static_shared, &blocks);
 }

@@ -116,8 +116,10 @@ static kp_status cuda_device_open(int ordinal, void **out, kp_device_info *info,
         limits->max_block[i] = (unsigned)block;
         limits->max_grid[i] = (unsigned)grid;
     }
+    /* What a block may have once its kernel opts in (cuda_launch does), not
+     * the 48 KB it gets without. */
     int shared = 0;
-    if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, d->dev);
+    if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d->dev);
     limits->max_shared_bytes = (size_t)shared;
     if (r == CUDA_SUCCESS) r = cu.DeviceTotalMem(&total, d->dev);
     if (r == CUDA_SUCCESS) r = cu.DevicePrimaryCtxRetain(&d->ctx, d->dev);
@@ -322,10 +324,17 @@ static bool overlap_supported(void *dev, void *fn)
            ptx_version >= 90;
 }
 
+/* Dynamic shared memory a block gets without opting in. */
+#define CUDA_DEFAULT_SHARED_BYTES (48u << 10)
+
 static kp_backend_launch_fn cuda_launch;
 static kp_status cuda_launch(void *dev, void *fn, const struct kp_launch_dims *d, void *stream, void **args)
 {
     USE(dev);
+    /* More than the default is refused unless the kernel allows it first;
+     * the front-end checked it against the device's opt-in limit. */
+    if (d->shared_bytes > CUDA_DEFAULT_SHARED_BYTES)
+        CU_CALL(cu.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)d->shared_bytes));
     if ((d->flags & KP_LAUNCH_OVERLAP_PRIOR) && overlap_supported(dev, fn)) {
         CUlaunchAttribute overlap;
         memset(&overlap, 0, sizeof(overlap));

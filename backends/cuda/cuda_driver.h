@@ -36,12 +36,14 @@ enum {
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
 enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
     CU_FUNC_ATTRIBUTE_PTX_VERSION = 5,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
     CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11,
 };
 
@@ -101,6 +103,7 @@ typedef struct {
     X(CUresult, "cuModuleUnload", ModuleUnload, (CUmodule))                                   \
     X(CUresult, "cuModuleGetFunction", ModuleGetFunction, (CUfunction *, CUmodule, const char *)) \
     X(CUresult, "cuFuncGetAttribute", FuncGetAttribute, (int *, int, CUfunction))             \
+    X(CUresult, "cuFuncSetAttribute", FuncSetAttribute, (CUfunction, int, int))               \
     X(CUresult, "cuLaunchKernel", LaunchKernel, (CUfunction, unsigned, unsigned, unsigned,    \
                                                  unsigned, unsigned, unsigned, unsigned,      \
                                                  CUstream, void **, void **))                 \

@@ -83,7 +83,9 @@ KP_API kp_status kp_device_get_kernel(kp_device *device, const kp_module_desc *m
 typedef struct kp_launch_config {
     unsigned grid[3];              /* blocks in x, y, z: each >= 1 */
     unsigned block[3];             /* threads per block in x, y, z: each >= 1 */
-    unsigned shared_bytes;         /* dynamic shared memory (LDS) per block */
+    unsigned shared_bytes;         /* dynamic shared memory (LDS) per block: on CUDA up to
+                                      the device's opt-in limit (227 KB on sm_90), not
+                                      only the 48 KB a kernel gets without opting in */
 } kp_launch_config;
 
 /* One kernel argument: `size` bytes at `value`, or (when `buffer` is set) the

@@ -40,6 +40,10 @@ struct kp_strided {
 #define KP_ROWS_CLUSTER 8
 #define KP_ROWS_CLUSTER_MAX_BLOCK 512
 #define KP_ROWS_CLUSTER_SLOTS 6
+/* <op>_staged_<dtype>: the same clusters, each block staging its chunk in
+ * dynamic shared memory, about KP_ROWS_STAGED_SLOTS slots a thread (more
+ * where a chunk needs more than KP_ROWS_CLUSTER_MAX_BLOCK threads of them). */
+#define KP_ROWS_STAGED_SLOTS 8
 
 /* A reduction (kp_reduce) after the host ordered and merged the dimensions:
  * n_out outputs, each reducing n_red elements. Output o is the linear index

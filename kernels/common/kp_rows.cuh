@@ -206,6 +206,33 @@ template <typename T, bool VEC, int U = 1> struct kp_row_streamed {
     }
 };
 
+// A chunk of a row staged in shared memory (kp_rows_cluster): slot k of
+// this thread is stage[k * G + lane], copied there by this same thread, so
+// reading it needs no barrier. each(f) visits only the
+// slots inside the chunk; where the compute type is the storage type, what
+// f leaves in a slot is written back (keeps_values), as kp_row_cached does.
+template <typename T> struct kp_row_staged {
+    typedef kp_row<T, true, unsigned, KP_ROW_WHOLE_SLOTS> row;
+    typedef typename row::C C;
+    static constexpr int N = row::N;
+    static constexpr bool keeps_values = sizeof(T) == sizeof(C);
+    static constexpr bool streamed = false;
+    const row &r;
+    kp_vec<T, N> *stage;
+    template <typename F> KP_DEVICE void each(F f) {
+        for (unsigned k = 0, s = r.lane; s * N < r.cols; k++, s += r.G) {
+            C v[N];
+            row::widen(stage[s], v);
+            f(k, v);
+            if (keeps_values) {
+#pragma unroll
+                for (int i = 0; i < N; i++)
+                    stage[s].v[i] = kp_store<T>(v[i]);
+            }
+        }
+    }
+};
+
 // Slots a thread of the stream-only row kernels loads at once: 2 for 16-
 // and 32-bit rows, whose kernels then fit two blocks a multiprocessor (H200:
 // 16-bit rows of 32000-151936 went from 37-45 % of copy with 4 slots and

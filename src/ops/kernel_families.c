@@ -100,18 +100,21 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_SOFTMAX_STREAM] = {KP_MODULE_ROWS, "softmax_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_SPLIT] = {KP_MODULE_ROWS, "softmax_split_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_CLUSTER] = {KP_MODULE_ROWS, "softmax_cluster_%s", KP_SUFFIX_F32},
+    [KP_KF_SOFTMAX_STAGED] = {KP_MODULE_ROWS, "softmax_staged_%s", KP_SUFFIX_QFLOATS},
     [KP_KF_RMSNORM] = {KP_MODULE_ROWS, "rmsnorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_EXACT] = {KP_MODULE_ROWS, "rmsnorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_STRIDED] = {KP_MODULE_ROWS, "rmsnorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_STREAM] = {KP_MODULE_ROWS, "rmsnorm_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_SPLIT] = {KP_MODULE_ROWS, "rmsnorm_split_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_CLUSTER] = {KP_MODULE_ROWS, "rmsnorm_cluster_%s", KP_SUFFIX_F32},
+    [KP_KF_RMSNORM_STAGED] = {KP_MODULE_ROWS, "rmsnorm_staged_%s", KP_SUFFIX_QFLOATS},
     [KP_KF_LAYERNORM] = {KP_MODULE_ROWS, "layernorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_EXACT] = {KP_MODULE_ROWS, "layernorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STRIDED] = {KP_MODULE_ROWS, "layernorm_strided_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STREAM] = {KP_MODULE_ROWS, "layernorm_stream_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_SPLIT] = {KP_MODULE_ROWS, "layernorm_split_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_CLUSTER] = {KP_MODULE_ROWS, "layernorm_cluster_%s", KP_SUFFIX_F32},
+    [KP_KF_LAYERNORM_STAGED] = {KP_MODULE_ROWS, "layernorm_staged_%s", KP_SUFFIX_QFLOATS},
     [KP_KF_ROPE] = {KP_MODULE_ROWS, "rope_%s", KP_SUFFIX_FLOATS},
     [KP_KF_DEQUANTIZE_F32] = {KP_MODULE_QUANTIZED, "dequantize_%s_f32", KP_SUFFIX_QFORMATS},
     [KP_KF_DEQUANTIZE_F16] = {KP_MODULE_QUANTIZED, "dequantize_%s_f16", KP_SUFFIX_QFORMATS},
@@ -302,14 +305,15 @@ kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype
     return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
 }
 
-kp_status kp_family_cluster_blocks(kp_device *dev, enum kp_family_id family, kp_dtype dtype, int *blocks)
+kp_status kp_family_cluster_limits(kp_device *dev, enum kp_family_id family, kp_dtype dtype, int *blocks,
+                                   int *static_shared)
 {
     char name[KP_KERNEL_NAME_MAX];
     kp_kernel_name(name, family, dtype);
     if (!name[0])
         return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for %s",
                        kp_kernel_families[family].pattern, kp_dtype_name(dtype));
-    return kp_kernel_cluster_blocks(dev, kp_kernel_families[family].module, name, blocks);
+    return kp_kernel_cluster_limits(dev, kp_kernel_families[family].module, name, blocks, static_shared);
 }
 
 void kp_kernel_name_ids(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_dtype ids,

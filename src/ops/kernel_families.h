@@ -15,7 +15,7 @@ enum kp_suffix_set {
     KP_SUFFIX_SIGNED,   /* f32 f64 f16 bf16 i64: ops that need a sign */
     KP_SUFFIX_IDS_SIZES,  /* <ids>_<size>: u8_x8 .. i64_x64, ids of u8, u32, i64 */
     KP_SUFFIX_IDS_DTYPES, /* <ids>_<dtype>: u8_f32 .. i64_i64 */
-    KP_SUFFIX_QFLOATS,    /* f32 f16 bf16: the quantized module's float operands */
+    KP_SUFFIX_QFLOATS,    /* f32 f16 bf16: the quantized module's float operands, staged rows */
     KP_SUFFIX_F32,        /* f32: kernels built for f32 alone */
     KP_SUFFIX_QFORMATS,   /* q4_0 .. iq4_xs: every GGUF block format */
     KP_SUFFIX_QUANTIZE_FORMATS, /* q4_0 q4_1 q5_0 q5_1 q8_0 q8_1: what kp_quantize writes */
@@ -124,18 +124,21 @@ enum kp_family_id {
     KP_KF_SOFTMAX_STREAM,
     KP_KF_SOFTMAX_SPLIT,
     KP_KF_SOFTMAX_CLUSTER,
+    KP_KF_SOFTMAX_STAGED,
     KP_KF_RMSNORM,
     KP_KF_RMSNORM_EXACT,
     KP_KF_RMSNORM_STRIDED,
     KP_KF_RMSNORM_STREAM,
     KP_KF_RMSNORM_SPLIT,
     KP_KF_RMSNORM_CLUSTER,
+    KP_KF_RMSNORM_STAGED,
     KP_KF_LAYERNORM,
     KP_KF_LAYERNORM_EXACT,
     KP_KF_LAYERNORM_STRIDED,
     KP_KF_LAYERNORM_STREAM,
     KP_KF_LAYERNORM_SPLIT,
     KP_KF_LAYERNORM_CLUSTER,
+    KP_KF_LAYERNORM_STAGED,
     KP_KF_ROPE,
     /* quantized: suffixed by the block format (kp_kernel_name_qf) */
     KP_KF_DEQUANTIZE_F32,
@@ -188,8 +191,9 @@ void kp_kernel_name(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, kp_d
  * family has no kernel for dtype. */
 kp_status kp_launch_family(kp_stream *stream, enum kp_family_id family, kp_dtype dtype,
                            const struct kp_launch_dims *dims, void **args);
-/* kp_kernel_cluster_blocks() for the kernel of `family` and `dtype`. */
-kp_status kp_family_cluster_blocks(kp_device *dev, enum kp_family_id family, kp_dtype dtype, int *blocks);
+/* kp_kernel_cluster_limits() for the kernel of `family` and `dtype`. */
+kp_status kp_family_cluster_limits(kp_device *dev, enum kp_family_id family, kp_dtype dtype, int *blocks,
+                                   int *static_shared);
 
 /* The same for the *_IDS_* sets, whose kernels also depend on the dtype of
  * the ids (u8, u32 or i64). */

@@ -11,8 +11,9 @@
  * row's end, nothing is tested per element); <op>_<dtype> other rows of
  * whole 16-byte slots; <op>_stream_<dtype> rows too long to cache (several
  * slots' loads at once); <op>_split_<dtype> few such rows, each over
- * several blocks (see split_rows); <op>_cluster_f32 many such f32 rows,
- * where the loaded kernels run in thread block clusters (see cluster_rows).
+ * several blocks (see split_rows); <op>_cluster_f32 and <op>_staged_<dtype>
+ * many such rows, where the loaded kernels run in thread block clusters
+ * (see cluster_rows).
  * All need unit inner strides and 16-byte-aligned rows in every operand;
  * other layouts, and cached rows whose last slot is cut, use
  * <op>_strided_<dtype>. */
@@ -26,15 +27,16 @@
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
-enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT, PATH_CLUSTER };
+enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT, PATH_CLUSTER, PATH_STAGED };
 
-static const enum kp_family_id row_families[3][6] = {
+static const enum kp_family_id row_families[3][7] = {
     [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED,
-                     KP_KF_SOFTMAX_SPLIT, KP_KF_SOFTMAX_CLUSTER},
+                     KP_KF_SOFTMAX_SPLIT, KP_KF_SOFTMAX_CLUSTER, KP_KF_SOFTMAX_STAGED},
     [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STREAM, KP_KF_RMSNORM_STRIDED,
-                     KP_KF_RMSNORM_SPLIT, KP_KF_RMSNORM_CLUSTER},
+                     KP_KF_RMSNORM_SPLIT, KP_KF_RMSNORM_CLUSTER, KP_KF_RMSNORM_STAGED},
     [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STREAM,
-                       KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT, KP_KF_LAYERNORM_CLUSTER},
+                       KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT, KP_KF_LAYERNORM_CLUSTER,
+                       KP_KF_LAYERNORM_STAGED},
 };
 
 /* Values a chunk of a split row leaves in the scratch (kp_kernel_abi.h). */
@@ -243,34 +245,58 @@ static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dt
     return true;
 }
 
-/* f32 rows longer than a block's cached slots, as many as the device has
- * multiprocessors or more, where the loaded <op>_cluster_f32 runs in
- * clusters of KP_ROWS_CLUSTER blocks (NVIDIA sm_90+; it says so itself, as
- * PTX JIT-compiled from an older arch has none): a row per cluster, each
- * block caching an equal chunk of whole 16-byte slots, at most `group` x
- * KP_ROWS_CLUSTER_SLOTS (see kp_rows_cluster, which says why f32 alone).
- * The fewest threads (a multiple of 64) that hold a chunk; else false
- * (other dtypes, rows not a whole number of slots or too long for 512
- * threads' chunks, GPUs without clusters). */
-static bool cluster_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, struct kp_rows_args *a,
-                         struct kp_launch_dims *dims)
+/* Rows longer than a block's cached slots, as many as the device has
+ * multiprocessors or more, where the loaded cluster kernels run in clusters
+ * of KP_ROWS_CLUSTER blocks (NVIDIA sm_90+; a kernel says so itself, as PTX
+ * JIT-compiled from an older arch has none): a row per cluster, each block
+ * holding an equal chunk of whole 16-byte slots (see kp_rows_cluster).
+ * f32 chunks of at most KP_ROWS_CLUSTER_MAX_BLOCK x KP_ROWS_CLUSTER_SLOTS
+ * slots go to <op>_cluster_f32, in registers, the fewest threads (a
+ * multiple of 64) that hold them. Rows of more than ROW_STAGED_BYTES go to
+ * <op>_staged_<dtype> (f32, f16, bf16), chunks in dynamic shared memory,
+ * blocks of KP_ROWS_STAGED_SLOTS slots a thread (a multiple of 64 threads,
+ * at most KP_ROWS_CLUSTER_MAX_BLOCK), where the device has that memory.
+ * Else (rows not a whole number of slots, shorter 16-bit rows, GPUs without
+ * clusters) PATH_STREAM. H100, many 16-bit rows: of 32000 (64 KB) the
+ * stream kernels were faster (their second read of a row comes from the
+ * cache), of 128256 (256 KB) and more the staged ones; rows in between were
+ * not measured. */
+#define ROW_STAGED_BYTES ((uint64_t)128 << 10)
+
+static enum row_path cluster_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, struct kp_rows_args *a,
+                                  struct kp_launch_dims *dims)
 {
-    const uint64_t lanes = 4;  /* f32 elements a slot */
+    const uint64_t es = kp_dtype_size(dtype), lanes = 16 / es;
     const uint64_t chunk = ceil_div_u64((uint64_t)a->cols / lanes, KP_ROWS_CLUSTER);  /* slots a block */
-    const uint64_t group = ceil_div_u64(ceil_div_u64(chunk, KP_ROWS_CLUSTER_SLOTS), 64) * 64;
-    int blocks = 1;
-    if (dtype != KP_DTYPE_F32 || (uint64_t)a->cols % lanes != 0 || group > KP_ROWS_CLUSTER_MAX_BLOCK ||
-        kp_family_cluster_blocks(dev, row_families[kind][PATH_CLUSTER], dtype, &blocks) != KP_OK ||
-        blocks != KP_ROWS_CLUSTER)
-        return false;
-    uint64_t clusters = (uint64_t)a->rows;  /* the kernel walks rows a grid's clusters apart */
+    const uint64_t row_bytes = (uint64_t)a->cols * es;
+    if ((uint64_t)a->cols % lanes != 0)
+        return PATH_STREAM;
+    enum row_path path;
+    uint64_t group = 0, shared = 0;
+    if (dtype == KP_DTYPE_F32 && chunk <= (uint64_t)KP_ROWS_CLUSTER_MAX_BLOCK * KP_ROWS_CLUSTER_SLOTS) {
+        path = PATH_CLUSTER;
+        group = ceil_div_u64(ceil_div_u64(chunk, KP_ROWS_CLUSTER_SLOTS), 64) * 64;
+    } else if (row_bytes > ROW_STAGED_BYTES && dtype != KP_DTYPE_F64) {
+        path = PATH_STAGED;
+        group = ceil_div_u64(ceil_div_u64(chunk, KP_ROWS_STAGED_SLOTS), 64) * 64;
+        if (group > KP_ROWS_CLUSTER_MAX_BLOCK)
+            group = KP_ROWS_CLUSTER_MAX_BLOCK;
+        shared = chunk * 16;
+    } else {
+        return PATH_STREAM;
+    }
+    int blocks = 1, static_shared = 0;
+    if (kp_family_cluster_limits(dev, row_families[kind][path], dtype, &blocks, &static_shared) != KP_OK ||
+        blocks != KP_ROWS_CLUSTER || shared + (uint64_t)static_shared > dev->limits.max_shared_bytes)
+        return PATH_STREAM;
+    uint64_t clusters = (uint64_t)a->rows;  /* the kernels walk rows a grid's clusters apart */
     const uint64_t max_clusters = (((uint64_t)1 << 31) - 1) / (KP_ROWS_CLUSTER * group);
     if (clusters > max_clusters)
         clusters = max_clusters;
     a->group = (int32_t)group;
     *dims = (struct kp_launch_dims){
-        {(unsigned)(clusters * KP_ROWS_CLUSTER), 1, 1}, {(unsigned)group, 1, 1}, 0, 0};
-    return true;
+        {(unsigned)(clusters * KP_ROWS_CLUSTER), 1, 1}, {(unsigned)group, 1, 1}, (unsigned)shared, 0};
+    return path;
 }
 
 /* The two launches of <op>_split_<dtype>, args being the row kernels'
@@ -316,8 +342,8 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
     void *args[] = {&a, &x, &y, &w, &b, NULL};
     if (path == PATH_STREAM && split_rows(stream->device, &a, src->dtype, split_parts[kind], &dims))
         return launch_split(stream, row_families[kind][PATH_SPLIT], src->dtype, &a, &dims, args);
-    if (path == PATH_STREAM && cluster_rows(stream->device, kind, src->dtype, &a, &dims))
-        path = PATH_CLUSTER;
+    if (path == PATH_STREAM)
+        path = cluster_rows(stream->device, kind, src->dtype, &a, &dims);
     return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
 }
 

@@ -98,13 +98,16 @@ static const struct row_case cases[] = {
     {"odd rows 7x1003, 1008 apart", 2, {7, 1003}, {1008, 1}, 0, {1008, 1}, 0, false, 0, true},
     {"odd rows 5x3005, 3008 apart in place", 2, {5, 3005}, {3008, 1}, 0, {3008, 1}, 0, true, 0, true},
     {"wide rows 300x20008", 2, {300, 20008}, {0}, 0, {0}, 0, false},
-    /* more such rows than multiprocessors: f32 rows of up to 98304 take a
-     * cluster a row where the GPU has clusters (<op>_cluster_f32, else
-     * <op>_stream), chunks of whole slots, all equal (18432, 32000) or the
-     * last one shorter (20008 above); wider rows and 16-bit rows stream */
+    /* more such rows than multiprocessors, where the GPU has clusters
+     * (else <op>_stream): f32 rows of up to 98304 take a cluster a row,
+     * chunks in registers (<op>_cluster_f32), and rows of more than 128 KB
+     * one with chunks in shared memory (<op>_staged_<dtype>, f64 streams);
+     * chunks of whole slots, all equal (18432, 32000, 151936) or the last
+     * one shorter (20008 above, 128264); 16-bit rows of 32000 stream */
     {"many vocabulary rows 200x32000 around 10^4 in place", 2, {200, 32000}, {0}, 0, {0}, 0, true, 1e4, true},
     {"many rows 200x18432", 2, {200, 18432}, {0}, 0, {0}, 0, false},
     {"many vocabulary rows 160x151936", 2, {160, 151936}, {0}, 0, {0}, 0, false},
+    {"many rows 160x128264 around 10^4 in place", 2, {160, 128264}, {0}, 0, {0}, 0, true, 1e4, true},
     {"odd rows 100x33 offset 1", 2, {100, 33}, {0}, 1, {0}, 3, false},
     {"short rows 1000x3", 2, {1000, 3}, {0}, 0, {0}, 0, false},
     {"transposed 50x70", 2, {50, 70}, {1, 50}, 0, {0}, 0, false},

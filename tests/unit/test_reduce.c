@@ -257,17 +257,39 @@ START_TEST(test_rows_plans)
     LAUNCHES(kp_rmsnorm(stream, &four_dst, &four, NULL, 1e-6f), 1, "rmsnorm_cluster_f32");
     LAUNCHES(kp_layernorm(stream, &four, &four, NULL, NULL, 1e-6f), 1, "layernorm_cluster_f32");
     /* f32 rows of 8 blocks x 512 threads x 6 slots x 4 elements fill a
-     * cluster; one more slot is more than it holds */
+     * cluster's registers; one slot more would be staged in shared memory,
+     * 3073 slots a block, more than the fake device's 48 KB */
     const int64_t longest = KP_ROWS_CLUSTER * 512 * 6 * 4;
     kp_tensor vocab = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, longest}, 0);
     LAUNCHES(kp_softmax(stream, &vocab, &vocab), 1, "softmax_cluster_f32");
     ck_assert_uint_eq(fake.last_dims.block[0], 512);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, 0);
     kp_tensor too_long = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, longest + 4}, 0);
     LAUNCHES(kp_softmax(stream, &too_long, &too_long), 1, "softmax_stream_f32");
-    /* other dtypes stream, and so do aligned f32 rows that are not a whole
-     * number of 16-byte slots */
-    kp_tensor vocab16 = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){4, 32000}, 0);
+    /* 16-bit rows of up to 128 KB stream; longer ones are staged, 8 slots a
+     * thread: 8193 slots make chunks of 1025 (16400 bytes), 129 threads, so
+     * 192; 8 x 3072 slots fill the 48 KB */
+    kp_tensor vocab16 = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){4, 65536}, 0);
     LAUNCHES(kp_rmsnorm(stream, &vocab16, &vocab16, NULL, 1e-6f), 1, "rmsnorm_stream_bf16");
+    kp_tensor wider16 = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){4, 65544}, 0);
+    LAUNCHES(kp_rmsnorm(stream, &wider16, &wider16, NULL, 1e-6f), 1, "rmsnorm_staged_bf16");
+    ck_assert_uint_eq(fake.last_dims.grid[0], 4 * KP_ROWS_CLUSTER);
+    ck_assert_uint_eq(fake.last_dims.block[0], 192);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, 1025 * 16);
+    LAUNCHES(kp_softmax(stream, &wider16, &wider16), 1, "softmax_staged_bf16");
+    LAUNCHES(kp_layernorm(stream, &wider16, &wider16, NULL, NULL, 1e-6f), 1, "layernorm_staged_bf16");
+    kp_tensor widest16 = unit_tensor(buf, KP_DTYPE_F16, 2, (int64_t[]){4, KP_ROWS_CLUSTER * 3072 * 8}, 0);
+    LAUNCHES(kp_softmax(stream, &widest16, &widest16), 1, "softmax_staged_f16");
+    ck_assert_uint_eq(fake.last_dims.block[0], 384);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, 48 * 1024);
+    /* ... unless the kernel's own shared memory leaves no room */
+    fake.function_static_shared = 16;
+    LAUNCHES(kp_softmax(stream, &widest16, &widest16), 1, "softmax_stream_f16");
+    fake.function_static_shared = 0;
+    /* aligned rows that are not a whole number of 16-byte slots stream */
+    kp_tensor part16 = unit_tensor(buf, KP_DTYPE_F16, 2, (int64_t[]){4, 65548}, 0);
+    part16.layout.strides[0] = 65552;
+    LAUNCHES(kp_rmsnorm(stream, &part16, &part16, NULL, 1e-6f), 1, "rmsnorm_stream_f16");
     kp_tensor part_slot = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){4, 8202}, 0);
     part_slot.layout.strides[0] = 8204;
     LAUNCHES(kp_rmsnorm(stream, &part_slot, &part_slot, NULL, 1e-6f), 1, "rmsnorm_stream_f32");
