@@ -101,7 +101,8 @@ static const struct row_case cases[] = {
     /* more such rows than multiprocessors, where the GPU has clusters
      * (else <op>_stream): f32 rows of up to 98304 take a cluster a row,
      * chunks in registers (<op>_cluster_f32), and rows of more than 128 KB
-     * one with chunks in shared memory (<op>_staged_<dtype>, f64 streams);
+     * (f32 layernorm: all) one with chunks in shared memory
+     * (<op>_staged_<dtype>, f64 streams);
      * chunks of whole slots, all equal (18432, 32000, 151936) or the last
      * one shorter (20008 above, 128264); 16-bit rows of 32000 stream */
     {"many vocabulary rows 200x32000 around 10^4 in place", 2, {200, 32000}, {0}, 0, {0}, 0, true, 1e4, true},

@@ -255,7 +255,11 @@ START_TEST(test_rows_plans)
     ck_assert_uint_eq(fake.last_dims.grid[0], 4 * KP_ROWS_CLUSTER);
     ck_assert_uint_eq(fake.last_dims.block[0], 64);
     LAUNCHES(kp_rmsnorm(stream, &four_dst, &four, NULL, 1e-6f), 1, "rmsnorm_cluster_f32");
-    LAUNCHES(kp_layernorm(stream, &four, &four, NULL, NULL, 1e-6f), 1, "layernorm_cluster_f32");
+    /* f32 layernorm stages its chunks in shared memory at any width (8
+     * slots a thread: 33, so 64) */
+    LAUNCHES(kp_layernorm(stream, &four, &four, NULL, NULL, 1e-6f), 1, "layernorm_staged_f32");
+    ck_assert_uint_eq(fake.last_dims.block[0], 64);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, 257 * 16);
     /* f32 rows of 8 blocks x 512 threads x 6 slots x 4 elements fill a
      * cluster's registers; one slot more would be staged in shared memory,
      * 3073 slots a block, more than the fake device's 48 KB */
