@@ -551,10 +551,11 @@ KP_FOR_EACH_FLOAT(KP_ROWS_SPLIT_KERNELS)
 // several a multiprocessor. H100, 261 rows of 128256 / 220 of 151936, % of
 // copy, stream -> staged: f32 softmax 66 / 64 -> 75 / 78, rmsnorm 66 / 64 ->
 // 71 / 71, layernorm 60 / 58 -> 75 / 69; bf16 softmax 62 / 58 -> 82 / 80,
-// rmsnorm 61 / 57 -> 73 / 68, layernorm 51 / 47 -> 66 / 60. On rows of
-// 32000 it lost to the register kernel (f32 rmsnorm 85 -> 76) and to the
-// stream kernels (16-bit 78 -> 66), whose second read comes from the cache
-// there. Fewer slots a thread (bigger blocks, fewer a multiprocessor) lost
+// rmsnorm 61 / 57 -> 73 / 68, layernorm 51 / 47 -> 66 / 60. On 1048 rows
+// of 32000 it beat the register kernel in f32 layernorm only (71 -> 81;
+// rmsnorm 85 -> 76, softmax level) and lost to the stream kernels in 16-bit
+// (78 -> 66), whose second read comes from the cache there; the host
+// chooses accordingly (cluster_rows). Fewer slots a thread (bigger blocks, fewer a multiprocessor) lost
 // up to 35 points; a persistent grid (a cluster walking rows, the next
 // row's copies in flight in a second stage while it reduces the current
 // one) 10-50.

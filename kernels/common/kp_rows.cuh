@@ -208,9 +208,9 @@ template <typename T, bool VEC, int U = 1> struct kp_row_streamed {
 
 // A chunk of a row staged in shared memory (kp_rows_cluster): slot k of
 // this thread is stage[k * G + lane], copied there by this same thread, so
-// reading it needs no barrier. each(f) visits only the
-// slots inside the chunk; where the compute type is the storage type, what
-// f leaves in a slot is written back (keeps_values), as kp_row_cached does.
+// reading it needs no barrier. each(f) visits only the slots inside the
+// chunk; where the compute type is the storage type, what f leaves in a
+// slot is written back (keeps_values), as kp_row_cached does.
 template <typename T> struct kp_row_staged {
     typedef kp_row<T, true, unsigned, KP_ROW_WHOLE_SLOTS> row;
     typedef typename row::C C;

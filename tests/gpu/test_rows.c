@@ -102,9 +102,9 @@ static const struct row_case cases[] = {
      * (else <op>_stream): f32 rows of up to 98304 take a cluster a row,
      * chunks in registers (<op>_cluster_f32), and rows of more than 128 KB
      * (f32 layernorm: all) one with chunks in shared memory
-     * (<op>_staged_<dtype>, f64 streams);
-     * chunks of whole slots, all equal (18432, 32000, 151936) or the last
-     * one shorter (20008 above, 128264); 16-bit rows of 32000 stream */
+     * (<op>_staged_<dtype>; f64 streams); chunks of whole slots, all equal
+     * (18432, 32000, 151936) or the last one shorter (20008 above, 128264);
+     * 16-bit rows of 32000 stream */
     {"many vocabulary rows 200x32000 around 10^4 in place", 2, {200, 32000}, {0}, 0, {0}, 0, true, 1e4, true},
     {"many rows 200x18432", 2, {200, 18432}, {0}, 0, {0}, 0, false},
     {"many vocabulary rows 160x151936", 2, {160, 151936}, {0}, 0, {0}, 0, false},
