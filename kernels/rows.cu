@@ -555,10 +555,10 @@ KP_FOR_EACH_FLOAT(KP_ROWS_SPLIT_KERNELS)
 // of 32000 it beat the register kernel in f32 layernorm only (71 -> 81;
 // rmsnorm 85 -> 76, softmax level) and lost to the stream kernels in 16-bit
 // (78 -> 66), whose second read comes from the cache there; the host
-// chooses accordingly (cluster_rows). Fewer slots a thread (bigger blocks, fewer a multiprocessor) lost
-// up to 35 points; a persistent grid (a cluster walking rows, the next
-// row's copies in flight in a second stage while it reduces the current
-// one) 10-50.
+// chooses accordingly (cluster_rows). Fewer slots a thread (bigger
+// blocks, fewer a multiprocessor) lost up to 37 points; a persistent grid
+// (a cluster walking rows, the next row's copies in flight in a second
+// stage while it reduces the current one) 5-50.
 // Built without clusters, the kernels stream each row in the first block of
 // its group of KP_ROWS_CLUSTER, as <op>_stream does; the host never picks
 // them there (it asks the loaded kernel for its cluster size).
