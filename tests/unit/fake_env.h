@@ -12,5 +12,8 @@ extern kp_buffer *buf, *small, *foreign;
 
 void fake_env_setup(size_t buf_bytes);
 void fake_env_teardown(void);
+/* Fails unless nothing was launched and every byte of buf still holds 0x5a
+ * (naming the first byte written). */
+void fake_env_assert_untouched(void);
 
 #endif

@@ -8,14 +8,6 @@
 
 static void setup(void) { fake_env_setup(BUF_BYTES); }
 
-static void assert_untouched(void)
-{
-    ck_assert_int_eq(atomic_load(&fake.launches), 0);
-    const unsigned char *p = kp_buffer_device_ptr(buf);
-    for (int i = 0; i < BUF_BYTES; i++)
-        ck_assert_int_eq(p[i], 0x5a);
-}
-
 #define LAUNCHES(call, count, kernel)                                                         \
     do {                                                                                      \
         int before_ = atomic_load(&fake.launches);                                            \
@@ -82,7 +74,7 @@ START_TEST(test_reduce_rejects_bad_arguments)
     bad = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){8, 1}, 0);
     bad.buffer = small;
     EXPECT(kp_reduce(stream, KP_REDUCE_SUM, &bad, &src, last, 1), KP_ERR_BUFFER_TOO_SMALL, "holds 16 bytes");
-    assert_untouched();
+    fake_env_assert_untouched();
 }
 END_TEST
 
@@ -168,7 +160,7 @@ START_TEST(test_rows_reject_bad_arguments)
     EXPECT(kp_rmsnorm(stream, &dst, &src, &wover, 1e-5f), KP_ERR_INVALID_ARGUMENT, "dst overlaps weight");
     EXPECT(kp_layernorm(stream, &dst, &src, &w, &wover, 1e-5f), KP_ERR_INVALID_ARGUMENT,
            "dst overlaps bias");
-    assert_untouched();
+    fake_env_assert_untouched();
 }
 END_TEST
 
@@ -334,7 +326,7 @@ START_TEST(test_rope)
     kp_tensor c_in_dst = unit_tensor(buf, KP_DTYPE_F32, 2, (int64_t[]){5, 4}, 1010);
     EXPECT(kp_rope(stream, KP_ROPE_HALF, &dst, &src, &c_in_dst, &s), KP_ERR_INVALID_ARGUMENT,
            "dst overlaps cos_table");
-    assert_untouched();
+    fake_env_assert_untouched();
     LAUNCHES(kp_rope(stream, KP_ROPE_INTERLEAVED, &dst, &src, &c, &s), 1, "rope_f32");
     LAUNCHES(kp_rope(stream, KP_ROPE_HALF, &src, &src, &c, &s), 1, "rope_f32");
     kp_tensor cb = unit_tensor(buf, KP_DTYPE_F32, 3, (int64_t[]){2, 5, 4}, 3000);

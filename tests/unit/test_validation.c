@@ -1,35 +1,7 @@
 /* Bad arguments get a clear status and nothing is launched or written. */
-#include "unit_util.h"
+#include "fake_env.h"
 
-static kp_device *dev, *other_dev;
-static kp_stream *stream;
-static kp_buffer *buf, *small, *foreign;
-
-static void setup(void)
-{
-    char arch[64];
-    built_arch(arch, sizeof(arch));
-    fake_install(arch);
-    ck_assert_int_eq(kp_device_open(0, &dev), KP_OK);
-    ck_assert_int_eq(kp_device_open(0, &other_dev), KP_OK);
-    ck_assert_int_eq(kp_stream_create(dev, &stream), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 4096, &buf), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev, 16, &small), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(other_dev, 4096, &foreign), KP_OK);
-    memset(kp_buffer_device_ptr(buf), 0x5a, 4096);
-}
-
-static void teardown(void)
-{
-    kp_buffer_destroy(&buf);
-    kp_buffer_destroy(&small);
-    kp_buffer_destroy(&foreign);
-    ck_assert_ptr_null(buf);
-    kp_stream_destroy(&stream);
-    kp_device_close(&dev);
-    kp_device_close(&other_dev);
-    kp_backend_override(NULL);
-}
+static void setup(void) { fake_env_setup(4096); }
 
 static kp_tensor tensor(kp_buffer *b, kp_dtype dtype, int64_t rows, int64_t cols)
 {
@@ -37,14 +9,6 @@ static kp_tensor tensor(kp_buffer *b, kp_dtype dtype, int64_t rows, int64_t cols
     int64_t shape[2] = {rows, cols};
     ck_assert_int_eq(kp_layout_contiguous(&t.layout, 2, shape), KP_OK);
     return t;
-}
-
-static void assert_untouched(void)
-{
-    ck_assert_int_eq(atomic_load(&fake.launches), 0);
-    const unsigned char *p = kp_buffer_device_ptr(buf);
-    for (int i = 0; i < 4096; i++)
-        ck_assert_int_eq(p[i], 0x5a);
 }
 
 START_TEST(test_affine_rejects_bad_arguments)
@@ -96,7 +60,7 @@ START_TEST(test_affine_rejects_bad_arguments)
     EXPECT(kp_affine(stream, &u8, &u8b, 2.5, 0), KP_ERR_INVALID_ARGUMENT, "whole number");
     EXPECT(kp_affine(stream, &u8, &u8b, 1, 256), KP_ERR_INVALID_ARGUMENT, "add = 256");
     EXPECT(kp_affine(stream, &u8, &u8b, -1, 0), KP_ERR_INVALID_ARGUMENT, "mul = -1");
-    assert_untouched();
+    fake_env_assert_untouched();
 }
 END_TEST
 
@@ -193,7 +157,7 @@ int main(void)
 {
     Suite *s = suite_create("validation");
     TCase *tc = tcase_create("core");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, fake_env_teardown);
     tcase_add_test(tc, test_affine_rejects_bad_arguments);
     tcase_add_test(tc, test_valid_calls_launch_the_right_kernel);
     tcase_add_test(tc, test_fill_and_copy_reject_bad_arguments);
