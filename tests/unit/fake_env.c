@@ -36,6 +36,7 @@ void fake_env_assert_untouched(void)
 void fake_env_teardown(void)
 {
     kp_buffer_destroy(&buf);
+    ck_assert_ptr_null(buf);  /* destroy clears the caller's pointer */
     kp_buffer_destroy(&small);
     kp_buffer_destroy(&foreign);
     kp_stream_destroy(&stream);
