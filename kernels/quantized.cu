@@ -472,9 +472,9 @@ KP_QMV_ACT(bf16, kp_bf16)
 // ----------------------------------------------------- mat-vec: products
 //
 // A thread block computes R weight rows (KP_QMV_ROWS_FOR, KP_QMOE_ROWS)
-// against every batch row,
-// walking the columns in tiles of KP_QMV_ITEMS 32-element items: thread t
-// takes item t of each tile, for all the block's rows. The tile's weight
+// against every batch row, walking the columns in tiles of IPT x
+// KP_QMV_ITEMS 32-element items: thread t takes items t, t + KP_QMV_BLOCK,
+// ... of each tile (kp_qmv_ipt), for all the block's rows. The tile's weight
 // bytes arrive with coalesced 16-byte copies into shared memory (items are
 // 18, 22, ... bytes, so a thread's own loads would be neither aligned nor
 // coalesced), several tiles ahead of the one being computed; its
@@ -482,8 +482,9 @@ KP_QMV_ACT(bf16, kp_bf16)
 // Each item is decoded once per row and used for every batch row with
 // integer dot products; the f32 sums are reduced across the block at the
 // end of each row group.
-template <typename D, int R> struct kp_qmv_shape {
-    static constexpr int tile_bytes = KP_QMV_ITEMS / D::items * D::bytes;  // per row
+template <typename D, int R, int IPT = 1> struct kp_qmv_shape {
+    static constexpr int items = IPT * KP_QMV_ITEMS;                   // per row
+    static constexpr int tile_bytes = items / D::items * D::bytes;     // per row
     static constexpr int w_chunks = R * tile_bytes / 16;
     static constexpr int w_per_thread = (w_chunks + KP_QMV_BLOCK - 1) / KP_QMV_BLOCK;
     static_assert(tile_bytes % 16 == 0, "tiles are whole 16-byte pieces of a row");
@@ -506,7 +507,8 @@ KP_DEVICE uint4 kp_qmv_load_tail(const uint8_t *p, int valid) {
 struct kp_qmv_tile {
     const uint8_t *w;       // row r0's first byte of the tile
     int w_bytes;            // bytes per row in this tile
-    int item;               // this thread's item (column / 32), or -1
+    int item;               // this thread's first item (column / 32), or -1
+    int n;                  // items in this tile
 };
 
 static_assert(sizeof(kp_qmv_meta) == 8 && offsetof(kp_qmv_meta, sum_lo) == 4,
@@ -664,7 +666,7 @@ template <typename D, typename S, int R, int B>
 KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, int item, int nrows,
                                    const int8_t *act_qs, const kp_qmv_meta *act_meta, kp_idx meta_stride,
                                    float (&acc)[R][B]) {
-    const int it = item % KP_QMV_ITEMS;
+    const int it = item % S::items;
     kp_qitem wi[R];
 #pragma unroll
     for (int k = 0; k < R; k++)
@@ -684,29 +686,60 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
     }
 }
 
+// Items a thread takes from each tile (IPT): thread t takes items t,
+// t + KP_QMV_BLOCK, ... of it, so that a tile's fixed costs (queueing its
+// copies, the waits, the block barrier, the index arithmetic) are shared by
+// IPT items of every row. Two at batch 1 measured faster for these formats
+// on an H100 (kp-bench, % of copy, 4096 x 14336 / 14336 x 4096, mean of 3
+// runs): Q8_0 87 -> 85 / 87 -> 91, Q8_1 90 -> 89 / 91 -> 92, Q8_K 87 -> 85
+// / 88 -> 91, Q3_K 49 -> 53 / 56 -> 58, Q2_K 59 -> 63 / 63. The others keep
+// one: IQ4_XS gained 1-2 points with two but spilled on sm_100; two doubled
+// the registers of the 4-bit formats' two-row kernels (64 -> 122), halving
+// the blocks a multiprocessor (Q4_0 80 -> 73, Q4_K 79 -> 71; capping the
+// registers instead spilled or lost as much); and batch 4 (Q4_0, Q4_K) and
+// the four-row tiles of Q5_* and Q6_K lost 8-18. Only measured there, so
+// only where tiles are copied asynchronously (elsewhere a tile's next
+// pieces wait in registers, twice as many with two).
+template <int F, int B> constexpr int kp_qmv_ipt() {
+    return KP_HAS_ASYNC_COPY && B == 1 &&
+                   (F == KP_QF_Q8_0 || F == KP_QF_Q8_1 || F == KP_QF_Q8_K || F == KP_QF_Q2_K ||
+                    F == KP_QF_Q3_K)
+               ? 2
+               : 1;
+}
+
 // The activations come from the kernel queued just before this one
 // (qmatvec_act_*), which this one may overlap (KP_LAUNCH_OVERLAP_PRIOR):
 // the first weight tiles are queued before waiting for it.
-template <int F, int B, int R = KP_QMV_ROWS_FOR(F, B)>
+template <int F, int B, int R = KP_QMV_ROWS_FOR(F, B), int IPT = kp_qmv_ipt<F, B>()>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
     constexpr int WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
-    typedef kp_qmv_shape<D, R> S;
+    typedef kp_qmv_shape<D, R, IPT> S;
+    constexpr bool by_row = kp_qmv_act_by_row<D, B>::value, prefetch = kp_qmv_prefetch_act<B>::value;
+    static_assert(IPT == 1 || !by_row, "one batch row at a time takes one item a tile");
     constexpr int stage_bytes = R * S::tile_bytes + 16;  // + the slack kp_qld_run reads
     __shared__ __align__(16) uint8_t stages[STAGES * stage_bytes];
     __shared__ float partial[WAVES][R * B];
     const kp_idx items_per_row = (kp_idx)a.cols / 32, w_stride = (kp_idx)a.w_row_stride;
     const kp_idx meta_stride = KP_QMV_META_STRIDE(items_per_row);
-    const kp_idx tiles = (items_per_row + KP_QMV_ITEMS - 1) / KP_QMV_ITEMS;
+    const kp_idx tiles = (items_per_row + S::items - 1) / S::items;
     auto tile_at = [&](kp_idx r0, kp_idx t) {
-        const kp_idx i0 = t * KP_QMV_ITEMS;
-        const int n = items_per_row - i0 < (kp_idx)KP_QMV_ITEMS ? (int)(items_per_row - i0) : KP_QMV_ITEMS;
+        const kp_idx i0 = t * S::items;
+        const int n = items_per_row - i0 < (kp_idx)S::items ? (int)(items_per_row - i0) : S::items;
         kp_qmv_tile s;
         s.w = w + r0 * w_stride + i0 / D::items * D::bytes;
         s.w_bytes = n / D::items * D::bytes;
         s.item = (int)threadIdx.x < n ? (int)(i0 + threadIdx.x) : -1;
+        s.n = n;
         return s;
+    };
+    // Whether this thread has item j of tile s. (Each form is the one the
+    // compiler laid out best for its IPT: the same test written the other
+    // way cost registers, and spills on sm_100.)
+    auto has = [](const kp_qmv_tile &s, int j) {
+        return IPT == 1 ? s.item >= 0 : (int)threadIdx.x + j * KP_QMV_BLOCK < s.n;
     };
     for (kp_idx r0 = (kp_idx)blockIdx.x * R; r0 < (kp_idx)a.rows; r0 += (kp_idx)gridDim.x * R) {
         const int nrows = (kp_idx)a.rows - r0 < (kp_idx)R ? (int)((kp_idx)a.rows - r0) : R;
@@ -724,9 +757,14 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             kp_async_commit();  // empty groups too: the wait below counts groups
         }
         kp_wait_prior_grids();
-        kp_qmv_act<kp_qmv_prefetch_act<B>::value ? B : 1> next;
-        if (kp_qmv_prefetch_act<B>::value && tiles && tile_at(r0, 0).item >= 0)
-            kp_qmv_load_act(a, act_qs, act_meta, meta_stride, tile_at(r0, 0).item, next);
+        kp_qmv_act<prefetch ? B : 1> next[prefetch ? IPT : 1];
+        if (prefetch && tiles && (IPT > 1 || tile_at(r0, 0).item >= 0)) {
+            const kp_qmv_tile first = tile_at(r0, 0);
+#pragma unroll
+            for (int j = 0; j < IPT; j++)
+                if (has(first, j))
+                    kp_qmv_load_act(a, act_qs, act_meta, meta_stride, first.item + j * KP_QMV_BLOCK, next[j]);
+        }
         // Tile t is computed from stage t % STAGES while tile t + STAGES - 1
         // is copied into the stage before it (the one tile t - 1 used).
         int stage = 0;
@@ -741,32 +779,46 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             kp_async_commit();
             const uint8_t *tile = stages + stage * stage_bytes;
             stage = stage + 1 == STAGES ? 0 : stage + 1;
-            const int item = tile_at(r0, t).item;
-            if constexpr (kp_qmv_act_by_row<D, B>::value) {
+            const kp_qmv_tile cur = tile_at(r0, t);
+            const int item = cur.item;
+            if constexpr (by_row) {
                 if (item >= 0)
                     kp_qmv_items_by_row<D, S>(a, tile, item, nrows, act_qs, act_meta, meta_stride, acc);
-                continue;
-            }
-            kp_qmv_act<B> act;
-            if constexpr (kp_qmv_prefetch_act<B>::value) {
-                act = next;
-                const int later = t + 1 < tiles ? tile_at(r0, t + 1).item : -1;
-                if (later >= 0)
-                    kp_qmv_load_act(a, act_qs, act_meta, meta_stride, later, next);
-            }
-            if (item < 0) continue;
-            if constexpr (!kp_qmv_prefetch_act<B>::value)
-                kp_qmv_load_act(a, act_qs, act_meta, meta_stride, item, act);
-            const int it = item % KP_QMV_ITEMS;
+            } else {
+                kp_qmv_act<B> act[IPT];
+                if constexpr (prefetch) {
 #pragma unroll
-            for (int k = 0; k < R; k++) {
-                if (k >= nrows) continue;
-                kp_qitem wi;
-                D::item(tile + k * S::tile_bytes + it / D::items * D::bytes, it % D::items, wi);
+                    for (int j = 0; j < IPT; j++) act[j] = next[j];
+                    if constexpr (IPT == 1) {
+                        const int later = t + 1 < tiles ? tile_at(r0, t + 1).item : -1;
+                        if (later >= 0)
+                            kp_qmv_load_act(a, act_qs, act_meta, meta_stride, later, next[0]);
+                    } else if (t + 1 < tiles) {
+                        const kp_qmv_tile later = tile_at(r0, t + 1);
 #pragma unroll
-                for (int b = 0; b < B; b++) {
-                    if (b >= a.batch) continue;
-                    acc[k][b] += kp_qmv_dot<D>(wi, act.qs[b], act.meta[b]);
+                        for (int j = 0; j < IPT; j++)
+                            if (has(later, j))
+                                kp_qmv_load_act(a, act_qs, act_meta, meta_stride,
+                                                later.item + j * KP_QMV_BLOCK, next[j]);
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < IPT; j++) {
+                    if (!has(cur, j)) continue;
+                    if constexpr (!prefetch)
+                        kp_qmv_load_act(a, act_qs, act_meta, meta_stride, item + j * KP_QMV_BLOCK, act[j]);
+                    const int it = IPT == 1 ? item % S::items : (int)threadIdx.x + j * KP_QMV_BLOCK;
+#pragma unroll
+                    for (int k = 0; k < R; k++) {
+                        if (k >= nrows) continue;
+                        kp_qitem wi;
+                        D::item(tile + k * S::tile_bytes + it / D::items * D::bytes, it % D::items, wi);
+#pragma unroll
+                        for (int b = 0; b < B; b++) {
+                            if (b >= a.batch) continue;
+                            acc[k][b] += kp_qmv_dot<D>(wi, act[j].qs[b], act[j].meta[b]);
+                        }
+                    }
                 }
             }
         }
@@ -876,7 +928,8 @@ KP_DEVICE void kp_qmoe(const kp_qmoe_args &m, const uint8_t *w, const int8_t *ac
         return;
     }
     const kp_idx xr = m.x_per_slot ? p : (kp_idx)t;
-    kp_qmatvec<F, 1, KP_QMOE_ROWS>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
+    // One item a thread a tile (kp_qmv_ipt): two took Q4_K from 82 to 69 %.
+    kp_qmatvec<F, 1, KP_QMOE_ROWS, 1>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
                      act_meta + xr * meta_stride, y);
 }
 

@@ -10,10 +10,10 @@
 /* Threads per block of the dequantize/get_rows and quantize kernels. */
 #define KP_QUANT_BLOCK 256
 /* The mat-vec: a block of KP_QMV_BLOCK threads computes a few rows,
- * walking the columns in tiles of KP_QMV_ITEMS 32-element items (one item
- * per thread), so that a row of 4096 columns is one tile and long rows take
- * few sequential steps. A tile is a multiple of 16 bytes of every row for
- * every format. */
+ * walking the columns in tiles of KP_QMV_ITEMS 32-element items, one per
+ * thread (or twice that, two per thread: kp_qmv_ipt in quantized.cu), so
+ * long rows take few sequential steps. A tile is a multiple of 16 bytes of
+ * every row for every format. */
 #define KP_QMV_BLOCK 64
 #define KP_QMV_ITEMS KP_QMV_BLOCK
 /* Weight rows a block of qmatvec_<format>_b<batch> computes, by format id

@@ -4,7 +4,8 @@
  * quantize byte for byte for the six writable formats from every source
  * dtype and layout; the mat-vec for batch 1..8 within a stated tolerance of
  * an f64 dot of the dequantized weights with the Q8_1-rounded activations.
- * Shapes: 1, 7, 37 and 4097 rows; rows of 1 block and of 65 blocks; padded
+ * Shapes: 1, 5, 7, 37 and 4097 rows; rows of 1 block and of 65 blocks (the
+ * mat-vec also 3 and 300: several weight tiles and a short last one); padded
  * row strides and byte offsets; strided activations and outputs. Bytes
  * outside every output keep their poison. */
 #include <math.h>
@@ -281,6 +282,7 @@ static const struct mv_case mv_cases[] = {
     {7, 1, 1},
     {37, 65, 0},
     {4097, 3, 1},
+    {5, 300, 1},  /* several tiles and a short last one at every tile width */
 };
 #define N_MV (sizeof(mv_cases) / sizeof(mv_cases[0]))
 #define MV_TOLERANCE 2e-5  /* relative to sum |w * x| over the row */
