@@ -735,9 +735,9 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         s.n = n;
         return s;
     };
-    // Whether this thread has item j of tile s. (Each form is the one the
-    // compiler laid out best for its IPT: the same test written the other
-    // way cost registers, and spills on sm_100.)
+    // Whether this thread has item j of tile s. With one item, here and
+    // below, the kernel keeps the forms it had before it took several: the
+    // general ones gave its kernels other registers and spills on sm_100.
     auto has = [](const kp_qmv_tile &s, int j) {
         return IPT == 1 ? s.item >= 0 : (int)threadIdx.x + j * KP_QMV_BLOCK < s.n;
     };
@@ -928,9 +928,10 @@ KP_DEVICE void kp_qmoe(const kp_qmoe_args &m, const uint8_t *w, const int8_t *ac
         return;
     }
     const kp_idx xr = m.x_per_slot ? p : (kp_idx)t;
-    // One item a thread a tile (kp_qmv_ipt): two took Q4_K from 82 to 69 %.
-    kp_qmatvec<F, 1, KP_QMOE_ROWS, 1>(m.mv, w + id * (kp_idx)m.expert_stride, act_qs + xr * (kp_idx)m.mv.cols,
-                     act_meta + xr * meta_stride, y);
+    // One item a thread a tile whatever kp_qmv_ipt says: with two (and four
+    // rows a block) Q4_K went from 82 to 69 % of copy, Q8_0 stayed level.
+    kp_qmatvec<F, 1, KP_QMOE_ROWS, 1>(m.mv, w + id * (kp_idx)m.expert_stride,
+                                      act_qs + xr * (kp_idx)m.mv.cols, act_meta + xr * meta_stride, y);
 }
 
 #define KP_QMOE(ID, NAME)                                                                        \
