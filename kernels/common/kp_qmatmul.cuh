@@ -14,9 +14,11 @@
 //    (MR/2) x (NB/2) part of the tile), dp4a elsewhere (a thread a few rows
 //    x a few batch rows). Each item's exact integer sums are scaled into f32
 //    accumulators, as the mat-vec does.
-// Both halves of every 32-byte row in shared memory are swapped on rows
-// 4..7 of each 8 (kp_qmm_half), so the 8 rows an ldmatrix reads hit
-// distinct banks.
+// Shared memory is laid out (kp_qmm_smem) so that the mma path's accesses
+// meet no bank conflicts: the 8 rows an ldmatrix reads, the decoded
+// weights' and scales' stores (2 rows x 4 items a quarter of a warp; in a
+// plain layout these met 16-way conflicts on an H100) and the loads of
+// scales and metadata.
 #pragma once
 #include "kp_async.cuh"
 #include "kp_mma.cuh"
@@ -24,6 +26,27 @@
 #include "kp_quant_abi.h"
 
 #define KP_QMM_ITEMS 4
+
+// The kernels' launch bounds, by tile (KP_QMM_BOUNDS_<NB>), on the mma
+// path. Where a multiprocessor's shared memory holds three of the large
+// tile's blocks (sm_80, sm_90, sm_100), its registers are held to what
+// three allow, 168 a thread (a few words spill in some formats,
+// kernels/spill_exceptions.txt): on an H100 that ran 5-15 % faster than two
+// blocks of 168-210 registers at batch 512 and 2048 on 14336 x 4096, but
+// 20 % slower on 4096 x 4096 at batch 512, whose 512 tiles fill two blocks a
+// multiprocessor in two even waves. The small tile states one block, without
+// which ptxas kept it at 64 registers and spilled 16 bytes.
+#if KP_HAS_MMA_16
+#define KP_QMM_BOUNDS_16 __launch_bounds__(KP_QMM_BLOCK, 1)
+#if __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+#define KP_QMM_BOUNDS_64 __launch_bounds__(KP_QMM_BLOCK, 3)
+#else
+#define KP_QMM_BOUNDS_64 __launch_bounds__(KP_QMM_BLOCK)
+#endif
+#else
+#define KP_QMM_BOUNDS_16 __launch_bounds__(KP_QMM_BLOCK)
+#define KP_QMM_BOUNDS_64 __launch_bounds__(KP_QMM_BLOCK)
+#endif
 
 // Which activation rows a tile's NB batch rows are, and where their results
 // go: has(n) (the tile's batch row n exists), x_row(n) (its row of the Q8_1
@@ -38,12 +61,27 @@ struct kp_qmm_dense {  // batch rows b0 .. of a plain product
 };
 
 template <int MR, int NB> struct kp_qmm_smem {
-    uint4 w[KP_QMM_ITEMS][MR][2];        // decoded weights, 16-byte halves swapped per kp_qmm_half
-    float4 w_scale[KP_QMM_ITEMS][MR];    // scale_lo, scale_hi, offset_lo, offset_hi
-    uint4 x[KP_QMM_ITEMS][NB][2];        // the activations' bytes, as w
-    uint2 x_meta[NB][KP_QMM_ITEMS];      // their kp_qmv_meta, a batch row's items together
+    uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wpiece)
+    float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; the 2 spare
+                                            // rows put an item's rows 2 banks of 16 bytes past the last's
+    uint4 x[KP_QMM_ITEMS][NB][2];           // the activations' bytes, halves swapped per kp_qmm_half
+    uint2 x_meta[KP_QMM_ITEMS][NB];         // their kp_qmv_meta, an item's batch rows together
 };
 
+// Half h of item i of decoded weight row r: a row's 8 pieces of 16 bytes
+// permuted by the row's low three bits, so the same piece of 8 rows lands
+// in 8 different banks, and so do a row pair's pieces of one half.
+template <int MR, int NB>
+KP_DEVICE uint4 &kp_qmm_wpiece(kp_qmm_smem<MR, NB> &s, int r, int i, int h) {
+    return s.w[r][(2 * i + h) ^ (r & 7)];
+}
+template <int MR, int NB>
+KP_DEVICE const uint4 &kp_qmm_wpiece(const kp_qmm_smem<MR, NB> &s, int r, int i, int h) {
+    return s.w[r][(2 * i + h) ^ (r & 7)];
+}
+
+// The activations' halves are swapped on rows 4..7 of each 8, so the 8 rows
+// an ldmatrix reads hit distinct banks.
 KP_DEVICE int kp_qmm_half(int row, int half) { return half ^ ((row >> 2) & 1); }
 
 // q (bytes below 128) minus the format's bias, as signed bytes: adding 128
@@ -61,19 +99,39 @@ template <int MR> struct kp_qmm_pending {
     float4 scale[per_thread];
 };
 
-// Thread t takes item t % KP_QMM_ITEMS of rows t / KP_QMM_ITEMS + j * (the
-// rows per pass): a warp's loads cover a few rows' consecutive items.
+// Thread t takes item t % KP_QMM_ITEMS of each step in rows t / KP_QMM_ITEMS
+// + j * (the rows per pass): a warp's loads cover a few rows' consecutive
+// items. Its first row's first byte and how many of its rows are in the
+// matrix are worked out once for the tile's whole walk along the columns,
+// so a step's decoding only adds its item's offset.
+template <int MR> struct kp_qmm_weight_rows {
+    static constexpr int per_pass = KP_QMM_BLOCK / KP_QMM_ITEMS;
+    const uint8_t *row0;
+    kp_idx pass_stride;  // bytes from one of the thread's rows to the next
+    int n;               // of the thread's rows, how many are in the matrix
+};
+
+template <int MR>
+KP_DEVICE void kp_qmm_weight_rows_init(kp_qmm_weight_rows<MR> &wr, const kp_qmv_args &a, const uint8_t *w,
+                                       kp_idx r0) {
+    typedef kp_qmm_weight_rows<MR> W;
+    const kp_idx r = r0 + (kp_idx)threadIdx.x / KP_QMM_ITEMS;
+    wr.row0 = w + r * (kp_idx)a.w_row_stride;
+    wr.pass_stride = (kp_idx)W::per_pass * (kp_idx)a.w_row_stride;
+    wr.n = r < (kp_idx)a.rows ? (int)(((kp_idx)a.rows - r + W::per_pass - 1) / W::per_pass) : 0;
+}
+
 template <typename D, int MR>
-KP_DEVICE void kp_qmm_decode(kp_qmm_pending<MR> &p, const kp_qmv_args &a, const uint8_t *w, kp_idx r0,
-                             kp_idx i0, kp_idx items_per_row) {
+KP_DEVICE void kp_qmm_decode(kp_qmm_pending<MR> &p, const kp_qmm_weight_rows<MR> &wr, kp_idx i0,
+                             kp_idx items_per_row) {
     const kp_idx item = i0 + (kp_idx)(threadIdx.x % KP_QMM_ITEMS);
+    const bool in_row = item < items_per_row;
+    const kp_idx at = item / D::items * D::bytes;
 #pragma unroll
     for (int j = 0; j < kp_qmm_pending<MR>::per_thread; j++) {
-        const int r = (int)threadIdx.x / KP_QMM_ITEMS + j * (KP_QMM_BLOCK / KP_QMM_ITEMS);
         kp_qitem it;
-        if (r0 + (kp_idx)r < (kp_idx)a.rows && item < items_per_row) {
-            D::item(w + (r0 + (kp_idx)r) * (kp_idx)a.w_row_stride + item / D::items * D::bytes,
-                    (int)(item % D::items), it);
+        if (j < wr.n && in_row) {
+            D::item(wr.row0 + j * wr.pass_stride + at, (int)(item % D::items), it);
         } else {  // past the matrix: zero bytes and scales add nothing
 #pragma unroll
             for (int k = 0; k < 8; k++) it.q[k] = D::bias * 0x01010101;
@@ -91,37 +149,64 @@ KP_DEVICE void kp_qmm_store_weights(kp_qmm_smem<MR, NB> &s, const kp_qmm_pending
 #pragma unroll
     for (int j = 0; j < kp_qmm_pending<MR>::per_thread; j++) {
         const int r = (int)threadIdx.x / KP_QMM_ITEMS + j * (KP_QMM_BLOCK / KP_QMM_ITEMS);
-        s.w[i][r][kp_qmm_half(r, 0)] = make_uint4(p.q[j][0], p.q[j][1], p.q[j][2], p.q[j][3]);
-        s.w[i][r][kp_qmm_half(r, 1)] = make_uint4(p.q[j][4], p.q[j][5], p.q[j][6], p.q[j][7]);
+        kp_qmm_wpiece(s, r, i, 0) = make_uint4(p.q[j][0], p.q[j][1], p.q[j][2], p.q[j][3]);
+        kp_qmm_wpiece(s, r, i, 1) = make_uint4(p.q[j][4], p.q[j][5], p.q[j][6], p.q[j][7]);
         s.w_scale[i][r] = p.scale[j];
     }
 }
 
-template <int MR, int NB, typename B>
-KP_DEVICE void kp_qmm_load_act(kp_qmm_smem<MR, NB> &s, const kp_qmv_args &a, const int8_t *qs,
-                               const kp_qmv_meta *meta, const B &rows, kp_idx i0, kp_idx items_per_row,
-                               kp_idx meta_stride) {
-    // 16-byte pieces, consecutive along each batch row (the step's 128 bytes)
-    for (int p = threadIdx.x; p < KP_QMM_ITEMS * NB * 2; p += KP_QMM_BLOCK) {
-        const int h = p & 1, i = (p >> 1) % KP_QMM_ITEMS, n = (p >> 1) / KP_QMM_ITEMS;
-        const kp_idx item = i0 + (kp_idx)i;
-        uint4 *to = &s.x[i][n][kp_qmm_half(n, h)];
-        if (rows.has(n) && item < items_per_row)
-            kp_async_copy16(to, qs + rows.x_row(n) * (kp_idx)a.cols + item * 32 + 16 * h);
+// A thread's share of a step's activation copies: the 16-byte halves of
+// the step's items in one batch row, BLOCK / NB threads a row (piece k =
+// thread % (BLOCK / NB) + j * (BLOCK / NB) of the row is half k % 2 of item
+// k / 2), and the row's metadata for two items (8 bytes each) from threads
+// 0 .. 2 NB - 1. The row's
+// sources at item 0 (NULL past the batch) are worked out once for the
+// tile's whole walk along the columns.
+template <int NB> struct kp_qmm_act_plan {
+    static constexpr int per_row = KP_QMM_BLOCK / NB, per_thread = 2 * KP_QMM_ITEMS / per_row;
+    static_assert(KP_QMM_BLOCK % NB == 0 && (2 * KP_QMM_ITEMS) % per_row == 0 && 2 * NB <= KP_QMM_BLOCK,
+                  "a step's pieces split evenly over the threads");
+    const int8_t *q;
+    const kp_qmv_meta *meta;
+    KP_DEVICE static int row() { return (int)threadIdx.x / per_row; }
+    KP_DEVICE static int piece(int j) { return (int)threadIdx.x % per_row + j * per_row; }
+    KP_DEVICE static int meta_row() { return (int)threadIdx.x / 2; }
+    KP_DEVICE static int meta_item() { return 2 * (threadIdx.x % 2); }
+};
+
+template <int NB, typename B>
+KP_DEVICE void kp_qmm_act_plan_init(kp_qmm_act_plan<NB> &ap, const kp_qmv_args &a, const int8_t *qs,
+                                    const kp_qmv_meta *meta, const B &rows, kp_idx meta_stride) {
+    typedef kp_qmm_act_plan<NB> P;
+    ap.q = rows.has(P::row()) ? qs + rows.x_row(P::row()) * (kp_idx)a.cols : NULL;
+    const int mn = P::meta_row();
+    ap.meta = mn < NB && rows.has(mn) ? meta + rows.x_row(mn) * meta_stride + P::meta_item() : NULL;
+}
+
+template <int MR, int NB>
+KP_DEVICE void kp_qmm_load_act(kp_qmm_smem<MR, NB> &s, const kp_qmm_act_plan<NB> &ap, kp_idx i0,
+                               kp_idx items_per_row) {
+    typedef kp_qmm_act_plan<NB> P;
+    const int n = P::row();
+#pragma unroll
+    for (int j = 0; j < P::per_thread; j++) {
+        const int k = P::piece(j), i = k >> 1;
+        uint4 *to = &s.x[i][n][kp_qmm_half(n, k & 1)];
+        if (ap.q && i0 + (kp_idx)i < items_per_row)
+            kp_async_copy16(to, ap.q + (i0 + (kp_idx)i) * 32 + 16 * (k & 1));
         else
             *to = make_uint4(0u, 0u, 0u, 0u);
     }
-    // Metadata two items a piece: a row's entries are padded to an even
-    // count (KP_QMV_META_STRIDE), so a piece that starts inside the row ends
-    // there too.
-    for (int p = threadIdx.x; p < KP_QMM_ITEMS / 2 * NB; p += KP_QMM_BLOCK) {
-        const int i = 2 * (p % (KP_QMM_ITEMS / 2)), n = p / (KP_QMM_ITEMS / 2);
-        const kp_idx item = i0 + (kp_idx)i;
-        uint4 *to = (uint4 *)&s.x_meta[n][i];
-        if (rows.has(n) && item < items_per_row)
-            kp_async_copy16(to, meta + rows.x_row(n) * meta_stride + item);
-        else
-            *to = make_uint4(0u, 0u, 0u, 0u);
+    if ((int)threadIdx.x < 2 * NB) {
+        const int mn = P::meta_row(), mi = P::meta_item();
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            uint2 *to = &s.x_meta[mi + e][mn];
+            if (ap.meta && i0 + (kp_idx)(mi + e) < items_per_row)
+                kp_async_copy<8>(to, ap.meta + i0 + e);
+            else
+                *to = make_uint2(0u, 0u);
+        }
     }
 }
 
@@ -172,7 +257,7 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
         for (int mt = 0; mt < MT; mt++) {
             // matrices: rows 0-7 / 8-15 of the first 16 bytes, then of the last 16
             const int r = m0 + 16 * mt + (lane & 7) + 8 * ((lane >> 3) & 1);
-            kp_ldmatrix_x4(af[mt], &s.w[i][r][kp_qmm_half(r, lane >> 4)]);
+            kp_ldmatrix_x4(af[mt], &kp_qmm_wpiece(s, r, i, lane >> 4));
         }
 #pragma unroll
         for (int nt = 0; nt < NT; nt += 2) {
@@ -197,14 +282,16 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
         }
         float xd[NT][2], xs_lo[NT][2], xs_hi[NT][2];  // batch rows 2t and 2t + 1 of each fragment
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++)
+        for (int nt = 0; nt < NT; nt++) {
+            const uint4 m2 = *(const uint4 *)&s.x_meta[i][n0 + 8 * nt + 2 * t];  // both rows at once
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const uint2 m = s.x_meta[n0 + 8 * nt + 2 * t + h][i];
+                const uint2 m = h ? make_uint2(m2.z, m2.w) : make_uint2(m2.x, m2.y);
                 xd[nt][h] = __uint_as_float(m.x);
                 xs_lo[nt][h] = D::has_offset ? kp_qmm_i2f((int)(int16_t)(m.y & 0xffffu)) : 0.0f;
                 xs_hi[nt][h] = D::has_offset ? kp_qmm_i2f((int)(int16_t)(m.y >> 16)) : 0.0f;
             }
+        }
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -266,15 +353,15 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
 #pragma unroll
         for (int j = 0; j < RJ; j++) {
             const int r = tr + 16 * j;
-            wq[j][0] = s.w[i][r][kp_qmm_half(r, 0)];
-            wq[j][1] = s.w[i][r][kp_qmm_half(r, 1)];
+            wq[j][0] = kp_qmm_wpiece(s, r, i, 0);
+            wq[j][1] = kp_qmm_wpiece(s, r, i, 1);
             ws[j] = s.w_scale[i][r];
         }
 #pragma unroll
         for (int k = 0; k < NK; k++) {
             const int n = tn + (KP_QMM_BLOCK / 16) * k;
             const uint4 lo = s.x[i][n][kp_qmm_half(n, 0)], hi = s.x[i][n][kp_qmm_half(n, 1)];
-            const uint2 m = s.x_meta[n][i];
+            const uint2 m = s.x_meta[i][n];
 #pragma unroll
             for (int j = 0; j < RJ; j++) {
                 int dl = kp_dp4a((int)wq[j][0].x, (int)lo.x, 0);
@@ -353,10 +440,14 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
     const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
     kp_qmm_warp<MR, NB> c = {};
+    kp_qmm_weight_rows<MR> wr;
+    kp_qmm_weight_rows_init(wr, a, w, r0);
+    kp_qmm_act_plan<NB> ap;
+    kp_qmm_act_plan_init(ap, a, act_qs, act_meta, rows, meta_stride);
     kp_qmm_pending<MR> next;
-    kp_qmm_decode<D>(next, a, w, r0, 0, items_per_row);
+    kp_qmm_decode<D>(next, wr, 0, items_per_row);
     kp_qmm_store_weights(s[0], next);
-    kp_qmm_load_act(s[0], a, act_qs, act_meta, rows, 0, items_per_row, meta_stride);
+    kp_qmm_load_act(s[0], ap, 0, items_per_row);
     kp_async_commit();
     // Step k is multiplied from stage k % 2 while step k + 1's activations
     // are copied into the other stage and its weights decoded into
@@ -369,10 +460,9 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
         const bool more = k + 1 < steps;
         kp_qmm_smem<MR, NB> &cur = s[k & 1], &other = s[(k & 1) ^ 1];
         if (more) {
-            kp_qmm_load_act(other, a, act_qs, act_meta, rows, (k + 1) * KP_QMM_ITEMS, items_per_row,
-                            meta_stride);
+            kp_qmm_load_act(other, ap, (k + 1) * KP_QMM_ITEMS, items_per_row);
             kp_async_commit();
-            kp_qmm_decode<D>(next, a, w, r0, (k + 1) * KP_QMM_ITEMS, items_per_row);
+            kp_qmm_decode<D>(next, wr, (k + 1) * KP_QMM_ITEMS, items_per_row);
         }
         kp_qmm_products<D>(cur, c);
         if (more)
