@@ -62,8 +62,8 @@ struct kp_qmm_dense {  // batch rows b0 .. of a plain product
 
 template <int MR, int NB> struct kp_qmm_smem {
     uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wpiece)
-    float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; the 2 spare
-                                            // rows put an item's rows 2 banks of 16 bytes past the last's
+    float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; 2 spare rows
+                                            // shift each item 32 bytes of banks from the last
     uint4 x[KP_QMM_ITEMS][NB][2];           // the activations' bytes, halves swapped per kp_qmm_half
     uint2 x_meta[KP_QMM_ITEMS][NB];         // their kp_qmv_meta, an item's batch rows together
 };
@@ -159,9 +159,8 @@ KP_DEVICE void kp_qmm_store_weights(kp_qmm_smem<MR, NB> &s, const kp_qmm_pending
 // the step's items in one batch row, BLOCK / NB threads a row (piece k =
 // thread % (BLOCK / NB) + j * (BLOCK / NB) of the row is half k % 2 of item
 // k / 2), and the row's metadata for two items (8 bytes each) from threads
-// 0 .. 2 NB - 1. The row's
-// sources at item 0 (NULL past the batch) are worked out once for the
-// tile's whole walk along the columns.
+// 0 .. 2 NB - 1. The rows' sources at item 0 (NULL past the batch) are
+// worked out once for the tile's whole walk along the columns.
 template <int NB> struct kp_qmm_act_plan {
     static constexpr int per_row = KP_QMM_BLOCK / NB, per_thread = 2 * KP_QMM_ITEMS / per_row;
     static_assert(KP_QMM_BLOCK % NB == 0 && (2 * KP_QMM_ITEMS) % per_row == 0 && 2 * NB <= KP_QMM_BLOCK,
