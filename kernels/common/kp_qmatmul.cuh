@@ -61,24 +61,18 @@ struct kp_qmm_dense {  // batch rows b0 .. of a plain product
 };
 
 template <int MR, int NB> struct kp_qmm_smem {
-    uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wpiece)
+    uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wslot)
     float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; 2 spare rows
                                             // shift each item 32 bytes of banks from the last
     uint4 x[KP_QMM_ITEMS][NB][2];           // the activations' bytes, halves swapped per kp_qmm_half
     uint2 x_meta[KP_QMM_ITEMS][NB];         // their kp_qmv_meta, an item's batch rows together
 };
 
-// Half h of item i of decoded weight row r: a row's 8 pieces of 16 bytes
-// permuted by the row's low three bits, so the same piece of 8 rows lands
-// in 8 different banks, and so do a row pair's pieces of one half.
-template <int MR, int NB>
-KP_DEVICE uint4 &kp_qmm_wpiece(kp_qmm_smem<MR, NB> &s, int r, int i, int h) {
-    return s.w[r][(2 * i + h) ^ (r & 7)];
-}
-template <int MR, int NB>
-KP_DEVICE const uint4 &kp_qmm_wpiece(const kp_qmm_smem<MR, NB> &s, int r, int i, int h) {
-    return s.w[r][(2 * i + h) ^ (r & 7)];
-}
+// Where half h of item i of decoded weight row r sits in s.w[r]: a row's 8
+// pieces of 16 bytes permuted by the row's low three bits, so the same piece
+// of 8 rows lands in 8 different banks, and so do a row pair's pieces of
+// one half.
+KP_DEVICE int kp_qmm_wslot(int r, int i, int h) { return (2 * i + h) ^ (r & 7); }
 
 // The activations' halves are swapped on rows 4..7 of each 8, so the 8 rows
 // an ldmatrix reads hit distinct banks.
@@ -104,17 +98,16 @@ template <int MR> struct kp_qmm_pending {
 // items. Its first row's first byte and how many of its rows are in the
 // matrix are worked out once for the tile's whole walk along the columns,
 // so a step's decoding only adds its item's offset.
-template <int MR> struct kp_qmm_weight_rows {
+struct kp_qmm_weight_rows {
     static constexpr int per_pass = KP_QMM_BLOCK / KP_QMM_ITEMS;
     const uint8_t *row0;
     kp_idx pass_stride;  // bytes from one of the thread's rows to the next
     int n;               // of the thread's rows, how many are in the matrix
 };
 
-template <int MR>
-KP_DEVICE void kp_qmm_weight_rows_init(kp_qmm_weight_rows<MR> &wr, const kp_qmv_args &a, const uint8_t *w,
+KP_DEVICE void kp_qmm_weight_rows_init(kp_qmm_weight_rows &wr, const kp_qmv_args &a, const uint8_t *w,
                                        kp_idx r0) {
-    typedef kp_qmm_weight_rows<MR> W;
+    typedef kp_qmm_weight_rows W;
     const kp_idx r = r0 + (kp_idx)threadIdx.x / KP_QMM_ITEMS;
     wr.row0 = w + r * (kp_idx)a.w_row_stride;
     wr.pass_stride = (kp_idx)W::per_pass * (kp_idx)a.w_row_stride;
@@ -122,7 +115,7 @@ KP_DEVICE void kp_qmm_weight_rows_init(kp_qmm_weight_rows<MR> &wr, const kp_qmv_
 }
 
 template <typename D, int MR>
-KP_DEVICE void kp_qmm_decode(kp_qmm_pending<MR> &p, const kp_qmm_weight_rows<MR> &wr, kp_idx i0,
+KP_DEVICE void kp_qmm_decode(kp_qmm_pending<MR> &p, const kp_qmm_weight_rows &wr, kp_idx i0,
                              kp_idx items_per_row) {
     const kp_idx item = i0 + (kp_idx)(threadIdx.x % KP_QMM_ITEMS);
     const bool in_row = item < items_per_row;
@@ -149,8 +142,8 @@ KP_DEVICE void kp_qmm_store_weights(kp_qmm_smem<MR, NB> &s, const kp_qmm_pending
 #pragma unroll
     for (int j = 0; j < kp_qmm_pending<MR>::per_thread; j++) {
         const int r = (int)threadIdx.x / KP_QMM_ITEMS + j * (KP_QMM_BLOCK / KP_QMM_ITEMS);
-        kp_qmm_wpiece(s, r, i, 0) = make_uint4(p.q[j][0], p.q[j][1], p.q[j][2], p.q[j][3]);
-        kp_qmm_wpiece(s, r, i, 1) = make_uint4(p.q[j][4], p.q[j][5], p.q[j][6], p.q[j][7]);
+        s.w[r][kp_qmm_wslot(r, i, 0)] = make_uint4(p.q[j][0], p.q[j][1], p.q[j][2], p.q[j][3]);
+        s.w[r][kp_qmm_wslot(r, i, 1)] = make_uint4(p.q[j][4], p.q[j][5], p.q[j][6], p.q[j][7]);
         s.w_scale[i][r] = p.scale[j];
     }
 }
@@ -256,7 +249,7 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
         for (int mt = 0; mt < MT; mt++) {
             // matrices: rows 0-7 / 8-15 of the first 16 bytes, then of the last 16
             const int r = m0 + 16 * mt + (lane & 7) + 8 * ((lane >> 3) & 1);
-            kp_ldmatrix_x4(af[mt], &kp_qmm_wpiece(s, r, i, lane >> 4));
+            kp_ldmatrix_x4(af[mt], &s.w[r][kp_qmm_wslot(r, i, lane >> 4)]);
         }
 #pragma unroll
         for (int nt = 0; nt < NT; nt += 2) {
@@ -352,8 +345,8 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
 #pragma unroll
         for (int j = 0; j < RJ; j++) {
             const int r = tr + 16 * j;
-            wq[j][0] = kp_qmm_wpiece(s, r, i, 0);
-            wq[j][1] = kp_qmm_wpiece(s, r, i, 1);
+            wq[j][0] = s.w[r][kp_qmm_wslot(r, i, 0)];
+            wq[j][1] = s.w[r][kp_qmm_wslot(r, i, 1)];
             ws[j] = s.w_scale[i][r];
         }
 #pragma unroll
@@ -439,7 +432,7 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
     const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
     kp_qmm_warp<MR, NB> c = {};
-    kp_qmm_weight_rows<MR> wr;
+    kp_qmm_weight_rows wr;
     kp_qmm_weight_rows_init(wr, a, w, r0);
     kp_qmm_act_plan<NB> ap;
     kp_qmm_act_plan_init(ap, a, act_qs, act_meta, rows, meta_stride);
