@@ -2,30 +2,22 @@
 // (rows x cols, a GGUF format) x activations (batch x cols, already Q8_1 in
 // the mat-vec's workspace layout). A block of KP_QMM_BLOCK threads computes
 // a tile of MR weight rows x NB activation rows (kp_quant_abi.h), walking
-// the columns KP_QMM_ITEMS 32-element items a step, through two stages of
-// shared memory:
-//  - each (row, item) of a step is decoded once, straight from global
-//    memory (kp_qdecode::item), into registers while the step before is
-//    multiplied, then stored as 32 signed bytes with the format's bias
-//    already subtracted, beside its f32 scales and offsets;
-//  - the activations' bytes and metadata of the step are copied beside them
-//    (asynchronously where the target can);
-//  - the products: int8 mma.sync on NVIDIA sm_80+ (2 x 2 warps, each a
-//    (MR/2) x (NB/2) part of the tile), dp4a elsewhere (a thread a few rows
-//    x a few batch rows). Each item's exact integer sums are scaled into f32
-//    accumulators, as the mat-vec does.
-// Shared memory is laid out (kp_qmm_smem) so that the mma path's accesses
-// meet no bank conflicts: the 8 rows an ldmatrix reads, the decoded
-// weights' and scales' stores (2 rows x 4 items a quarter of a warp; in a
-// plain layout these met 16-way conflicts on an H100) and the loads of
-// scales and metadata.
+// the columns KP_QMM_ITEMS 32-element items a step, the copies of the next
+// step's activations (asynchronous where the target can) overlapping the
+// products of the current one. Each item's exact integer sums are scaled
+// into f32 accumulators, as the mat-vec does.
+//  - On int8 tensor cores (NVIDIA sm_80+), kp_qmatmul_mma.cuh: the raw
+//    weight blocks are staged too, and the products are mma.sync.
+//  - Elsewhere (below): each (row, item) of a step is decoded once, straight
+//    from global memory (kp_qdecode::item), into registers while the step
+//    before is multiplied, then stored in shared memory as 32 signed bytes
+//    with the format's bias subtracted, beside its f32 scales and offsets;
+//    a thread multiplies a few rows x a few batch rows with dp4a.
 #pragma once
 #include "kp_async.cuh"
 #include "kp_mma.cuh"
 #include "kp_quant.cuh"
 #include "kp_quant_abi.h"
-
-#define KP_QMM_ITEMS 4
 
 // The kernels' launch bounds, by tile (KP_QMM_BOUNDS_<NB>), on the mma
 // path. Where a multiprocessor's shared memory holds three of the large
@@ -60,19 +52,12 @@ struct kp_qmm_dense {  // batch rows b0 .. of a plain product
     KP_DEVICE int64_t dst_at(int n) const { return (int64_t)(b0 + (kp_idx)n) * dst_batch_stride; }
 };
 
-template <int MR, int NB> struct kp_qmm_smem {
-    uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wslot)
-    float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; 2 spare rows
-                                            // shift each item 32 bytes of banks from the last
-    uint4 x[KP_QMM_ITEMS][NB][2];           // the activations' bytes, halves swapped per kp_qmm_half
-    uint2 x_meta[KP_QMM_ITEMS][NB];         // their kp_qmv_meta, an item's batch rows together
+// A step's activations in shared memory: their bytes, halves swapped per
+// kp_qmm_half, and their kp_qmv_meta, an item's batch rows together.
+template <int NB> struct kp_qmm_act_stage {
+    uint4 x[KP_QMM_ITEMS][NB][2];
+    uint2 x_meta[KP_QMM_ITEMS][NB];
 };
-
-// Where half h of item i of decoded weight row r sits in s.w[r]: a row's 8
-// pieces of 16 bytes permuted by the row's low three bits, so the same piece
-// of 8 rows lands in 8 different banks, and so do a row pair's pieces of
-// one half.
-KP_DEVICE int kp_qmm_wslot(int r, int i, int h) { return (2 * i + h) ^ (r & 7); }
 
 // The activations' halves are swapped on rows 4..7 of each 8, so the 8 rows
 // an ldmatrix reads hit distinct banks.
@@ -85,6 +70,113 @@ template <typename D> KP_DEVICE uint32_t kp_qmm_unbias(int q) {
         return (uint32_t)q;
     return (((uint32_t)q | 0x80808080u) - (uint32_t)D::bias * 0x01010101u) ^ 0x80808080u;
 }
+
+// A thread's share of a step's activation copies: the 16-byte halves of
+// the step's items in one batch row, BLOCK / NB threads a row (piece k =
+// thread % (BLOCK / NB) + j * (BLOCK / NB) of the row is half k % 2 of item
+// k / 2), and the row's metadata for two items (8 bytes each) from threads
+// 0 .. 2 NB - 1. The rows' sources at item 0 (NULL past the batch) are
+// worked out once for the tile's whole walk along the columns.
+template <int NB> struct kp_qmm_act_plan {
+    static constexpr int per_row = KP_QMM_BLOCK / NB, per_thread = 2 * KP_QMM_ITEMS / per_row;
+    static_assert(KP_QMM_BLOCK % NB == 0 && (2 * KP_QMM_ITEMS) % per_row == 0 && 2 * NB <= KP_QMM_BLOCK,
+                  "a step's pieces split evenly over the threads");
+    const int8_t *q;
+    const kp_qmv_meta *meta;
+    KP_DEVICE static int row() { return (int)threadIdx.x / per_row; }
+    KP_DEVICE static int piece(int j) { return (int)threadIdx.x % per_row + j * per_row; }
+    KP_DEVICE static int meta_row() { return (int)threadIdx.x / 2; }
+    KP_DEVICE static int meta_item() { return 2 * (threadIdx.x % 2); }
+};
+
+template <int NB, typename B>
+KP_DEVICE void kp_qmm_act_plan_init(kp_qmm_act_plan<NB> &ap, const kp_qmv_args &a, const int8_t *qs,
+                                    const kp_qmv_meta *meta, const B &rows, kp_idx meta_stride) {
+    typedef kp_qmm_act_plan<NB> P;
+    ap.q = rows.has(P::row()) ? qs + rows.x_row(P::row()) * (kp_idx)a.cols : NULL;
+    const int mn = P::meta_row();
+    ap.meta = mn < NB && rows.has(mn) ? meta + rows.x_row(mn) * meta_stride + P::meta_item() : NULL;
+}
+
+template <int NB>
+KP_DEVICE void kp_qmm_load_act(kp_qmm_act_stage<NB> &s, const kp_qmm_act_plan<NB> &ap, kp_idx i0,
+                               kp_idx items_per_row) {
+    typedef kp_qmm_act_plan<NB> P;
+    const int n = P::row();
+#pragma unroll
+    for (int j = 0; j < P::per_thread; j++) {
+        const int k = P::piece(j), i = k >> 1;
+        uint4 *to = &s.x[i][n][kp_qmm_half(n, k & 1)];
+        if (ap.q && i0 + (kp_idx)i < items_per_row)
+            kp_async_copy16(to, ap.q + (i0 + (kp_idx)i) * 32 + 16 * (k & 1));
+        else
+            *to = make_uint4(0u, 0u, 0u, 0u);
+    }
+    if ((int)threadIdx.x < 2 * NB) {
+        const int mn = P::meta_row(), mi = P::meta_item();
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            uint2 *to = &s.x_meta[mi + e][mn];
+            if (ap.meta && i0 + (kp_idx)(mi + e) < items_per_row)
+                kp_async_copy<8>(to, ap.meta + i0 + e);
+            else
+                *to = make_uint2(0u, 0u);
+        }
+    }
+}
+
+// Batch rows n0 .. of another policy's.
+template <typename B> struct kp_qmm_sub {
+    const B &base;
+    int n0;
+    KP_DEVICE bool has(int n) const { return base.has(n0 + n); }
+    KP_DEVICE kp_idx x_row(int n) const { return base.x_row(n0 + n); }
+    KP_DEVICE int64_t dst_at(int n) const { return base.dst_at(n0 + n); }
+};
+
+#if KP_HAS_MMA_16
+// Integer to f32 without a conversion instruction (those issue at a
+// fraction of the f32 rate, and every result takes one): the mma adds
+// KP_QMM_MAGIC, whose bits are the f32 1.5 * 2^23, to each exact sum n,
+// |n| < 2^22, giving the bits of the f32 1.5 * 2^23 + n, from which one
+// exact subtraction leaves n. Measured no faster on an H100, whose mat-mat
+// is bound elsewhere; it costs nothing.
+#define KP_QMM_MAGIC 0x4B400000
+KP_DEVICE float kp_qmm_unmagic(int v) { return __int_as_float(v) - 12582912.0f; }
+KP_DEVICE float kp_qmm_i2f(int n) { return kp_qmm_unmagic(n + KP_QMM_MAGIC); }
+
+// One item's term from the mma's biased sums (dot_hi unused for formats
+// with one scale) and the batch row's d and f32 sums of q.
+template <typename D>
+KP_DEVICE float kp_qmm_term_mma(const float4 &ws, float d, float sum_lo, float sum_hi, int dot_lo,
+                                int dot_hi) {
+    float v;
+    if (D::split) {
+        v = ws.x * kp_qmm_unmagic(dot_lo) + ws.y * kp_qmm_unmagic(dot_hi);
+        if (D::has_offset)
+            v += ws.z * sum_lo + ws.w * sum_hi;
+    } else {
+        v = ws.x * kp_qmm_unmagic(dot_lo);
+        if (D::has_offset)
+            v += ws.z * (sum_lo + sum_hi);
+    }
+    return d * v;
+}
+
+#include "kp_qmatmul_mma.cuh"
+#else
+template <int MR, int NB> struct kp_qmm_smem {
+    uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wslot)
+    float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; 2 spare rows
+                                            // shift each item 32 bytes of banks from the last
+    kp_qmm_act_stage<NB> act;
+};
+
+// Where half h of item i of decoded weight row r sits in s.w[r]: a row's 8
+// pieces of 16 bytes permuted by the row's low three bits, so the same piece
+// of 8 rows lands in 8 different banks, and so do a row pair's pieces of
+// one half.
+KP_DEVICE int kp_qmm_wslot(int r, int i, int h) { return (2 * i + h) ^ (r & 7); }
 
 // A thread's share of a step's weights, decoded and waiting in registers.
 template <int MR> struct kp_qmm_pending {
@@ -148,184 +240,6 @@ KP_DEVICE void kp_qmm_store_weights(kp_qmm_smem<MR, NB> &s, const kp_qmm_pending
     }
 }
 
-// A thread's share of a step's activation copies: the 16-byte halves of
-// the step's items in one batch row, BLOCK / NB threads a row (piece k =
-// thread % (BLOCK / NB) + j * (BLOCK / NB) of the row is half k % 2 of item
-// k / 2), and the row's metadata for two items (8 bytes each) from threads
-// 0 .. 2 NB - 1. The rows' sources at item 0 (NULL past the batch) are
-// worked out once for the tile's whole walk along the columns.
-template <int NB> struct kp_qmm_act_plan {
-    static constexpr int per_row = KP_QMM_BLOCK / NB, per_thread = 2 * KP_QMM_ITEMS / per_row;
-    static_assert(KP_QMM_BLOCK % NB == 0 && (2 * KP_QMM_ITEMS) % per_row == 0 && 2 * NB <= KP_QMM_BLOCK,
-                  "a step's pieces split evenly over the threads");
-    const int8_t *q;
-    const kp_qmv_meta *meta;
-    KP_DEVICE static int row() { return (int)threadIdx.x / per_row; }
-    KP_DEVICE static int piece(int j) { return (int)threadIdx.x % per_row + j * per_row; }
-    KP_DEVICE static int meta_row() { return (int)threadIdx.x / 2; }
-    KP_DEVICE static int meta_item() { return 2 * (threadIdx.x % 2); }
-};
-
-template <int NB, typename B>
-KP_DEVICE void kp_qmm_act_plan_init(kp_qmm_act_plan<NB> &ap, const kp_qmv_args &a, const int8_t *qs,
-                                    const kp_qmv_meta *meta, const B &rows, kp_idx meta_stride) {
-    typedef kp_qmm_act_plan<NB> P;
-    ap.q = rows.has(P::row()) ? qs + rows.x_row(P::row()) * (kp_idx)a.cols : NULL;
-    const int mn = P::meta_row();
-    ap.meta = mn < NB && rows.has(mn) ? meta + rows.x_row(mn) * meta_stride + P::meta_item() : NULL;
-}
-
-template <int MR, int NB>
-KP_DEVICE void kp_qmm_load_act(kp_qmm_smem<MR, NB> &s, const kp_qmm_act_plan<NB> &ap, kp_idx i0,
-                               kp_idx items_per_row) {
-    typedef kp_qmm_act_plan<NB> P;
-    const int n = P::row();
-#pragma unroll
-    for (int j = 0; j < P::per_thread; j++) {
-        const int k = P::piece(j), i = k >> 1;
-        uint4 *to = &s.x[i][n][kp_qmm_half(n, k & 1)];
-        if (ap.q && i0 + (kp_idx)i < items_per_row)
-            kp_async_copy16(to, ap.q + (i0 + (kp_idx)i) * 32 + 16 * (k & 1));
-        else
-            *to = make_uint4(0u, 0u, 0u, 0u);
-    }
-    if ((int)threadIdx.x < 2 * NB) {
-        const int mn = P::meta_row(), mi = P::meta_item();
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-            uint2 *to = &s.x_meta[mi + e][mn];
-            if (ap.meta && i0 + (kp_idx)(mi + e) < items_per_row)
-                kp_async_copy<8>(to, ap.meta + i0 + e);
-            else
-                *to = make_uint2(0u, 0u);
-        }
-    }
-}
-
-#if KP_HAS_MMA_16
-// Integer to f32 without a conversion instruction (those issue at a
-// fraction of the f32 rate, and every result takes one): the mma adds
-// KP_QMM_MAGIC, whose bits are the f32 1.5 * 2^23, to each exact sum n,
-// |n| < 2^22, giving the bits of the f32 1.5 * 2^23 + n, from which one
-// exact subtraction leaves n. Measured no faster on an H100, whose mat-mat
-// is bound elsewhere; it costs nothing.
-#define KP_QMM_MAGIC 0x4B400000
-KP_DEVICE float kp_qmm_unmagic(int v) { return __int_as_float(v) - 12582912.0f; }
-KP_DEVICE float kp_qmm_i2f(int n) { return kp_qmm_unmagic(n + KP_QMM_MAGIC); }
-
-// One item's term from the mma's biased sums (dot_hi unused for formats
-// with one scale) and the batch row's d and f32 sums of q.
-template <typename D>
-KP_DEVICE float kp_qmm_term_mma(const float4 &ws, float d, float sum_lo, float sum_hi, int dot_lo,
-                                int dot_hi) {
-    float v;
-    if (D::split) {
-        v = ws.x * kp_qmm_unmagic(dot_lo) + ws.y * kp_qmm_unmagic(dot_hi);
-        if (D::has_offset)
-            v += ws.z * sum_lo + ws.w * sum_hi;
-    } else {
-        v = ws.x * kp_qmm_unmagic(dot_lo);
-        if (D::has_offset)
-            v += ws.z * (sum_lo + sum_hi);
-    }
-    return d * v;
-}
-
-// The warp's (MR/2) x (NB/2) part: MT x NT fragments of 16 x 8.
-template <int MR, int NB> struct kp_qmm_warp {
-    static constexpr int MT = MR / 32, NT = NB / 16;
-    float acc[MT][NT][4];
-};
-
-template <typename D, int MR, int NB>
-KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB> &c) {
-    constexpr int MT = kp_qmm_warp<MR, NB>::MT, NT = kp_qmm_warp<MR, NB>::NT;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int m0 = (warp % 2) * (MR / 2), n0 = (warp / 2) * (NB / 2);
-#pragma unroll  // one block of code: the next step's decoding can fill its gaps
-    for (int i = 0; i < KP_QMM_ITEMS; i++) {
-        uint32_t af[MT][4], bf[NT][2];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            // matrices: rows 0-7 / 8-15 of the first 16 bytes, then of the last 16
-            const int r = m0 + 16 * mt + (lane & 7) + 8 * ((lane >> 3) & 1);
-            kp_ldmatrix_x4(af[mt], &s.w[r][kp_qmm_wslot(r, i, lane >> 4)]);
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT; nt += 2) {
-            if (nt + 1 < NT) {  // matrices: rows 0-7 first / last 16 bytes, then rows 8-15
-                const int n = n0 + 8 * nt + (lane & 7) + 8 * (lane >> 4);
-                uint32_t r[4];
-                kp_ldmatrix_x4(r, &s.x[i][n][kp_qmm_half(n, (lane >> 3) & 1)]);
-                bf[nt][0] = r[0];
-                bf[nt][1] = r[1];
-                bf[nt + 1][0] = r[2];
-                bf[nt + 1][1] = r[3];
-            } else {
-                const int n = n0 + 8 * nt + (lane & 7);
-                kp_ldmatrix_x2(bf[nt], &s.x[i][n][kp_qmm_half(n, (lane >> 3) & 1)]);
-            }
-        }
-        float4 ws[MT][2];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            ws[mt][0] = s.w_scale[i][m0 + 16 * mt + g];
-            ws[mt][1] = s.w_scale[i][m0 + 16 * mt + g + 8];
-        }
-        float xd[NT][2], xs_lo[NT][2], xs_hi[NT][2];  // batch rows 2t and 2t + 1 of each fragment
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-            const uint4 m2 = *(const uint4 *)&s.x_meta[i][n0 + 8 * nt + 2 * t];  // both rows at once
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const uint2 m = h ? make_uint2(m2.z, m2.w) : make_uint2(m2.x, m2.y);
-                xd[nt][h] = __uint_as_float(m.x);
-                xs_lo[nt][h] = D::has_offset ? kp_qmm_i2f((int)(int16_t)(m.y & 0xffffu)) : 0.0f;
-                xs_hi[nt][h] = D::has_offset ? kp_qmm_i2f((int)(int16_t)(m.y >> 16)) : 0.0f;
-            }
-        }
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                int lo[4], hi[4] = {0, 0, 0, 0};
-                if (D::split) {
-                    kp_mma_s8_k16(lo, af[mt][0], af[mt][1], bf[nt][0], KP_QMM_MAGIC);
-                    kp_mma_s8_k16(hi, af[mt][2], af[mt][3], bf[nt][1], KP_QMM_MAGIC);
-                } else {
-                    kp_mma_s8_k32(lo, af[mt], bf[nt], KP_QMM_MAGIC);
-                }
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int h = e & 1;
-                    c.acc[mt][nt][e] += kp_qmm_term_mma<D>(ws[mt][e >> 1], xd[nt][h], xs_lo[nt][h],
-                                                           xs_hi[nt][h], lo[e], hi[e]);
-                }
-            }
-    }
-}
-
-template <int MR, int NB, typename B>
-KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, void *dst, kp_idx r0,
-                            const B &rows) {
-    constexpr int MT = kp_qmm_warp<MR, NB>::MT, NT = kp_qmm_warp<MR, NB>::NT;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int m0 = (warp % 2) * (MR / 2), n0 = (warp / 2) * (NB / 2);
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const kp_idx r = r0 + (kp_idx)(m0 + 16 * mt + g + 8 * (e >> 1));
-                const int n = n0 + 8 * nt + 2 * t + (e & 1);
-                if (r < (kp_idx)a.rows && rows.has(n))
-                    kp_qmv_store(dst, a.dst_dtype,
-                                 (kp_idx)rows.dst_at(n) + r * (kp_idx)a.dst_row_stride,
-                                 c.acc[mt][nt][e]);
-            }
-}
-#else
 // A thread's RJ rows (tr + j MR/RJ) x NK batch rows (tn + k NB/NK).
 template <int MR, int NB> struct kp_qmm_warp {
     static constexpr int RJ = MR / 16, NK = NB * 16 / KP_QMM_BLOCK;
@@ -352,8 +266,8 @@ KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_warp<MR, NB>
 #pragma unroll
         for (int k = 0; k < NK; k++) {
             const int n = tn + (KP_QMM_BLOCK / 16) * k;
-            const uint4 lo = s.x[i][n][kp_qmm_half(n, 0)], hi = s.x[i][n][kp_qmm_half(n, 1)];
-            const uint2 m = s.x_meta[i][n];
+            const uint4 lo = s.act.x[i][n][kp_qmm_half(n, 0)], hi = s.act.x[i][n][kp_qmm_half(n, 1)];
+            const uint2 m = s.act.x_meta[i][n];
 #pragma unroll
             for (int j = 0; j < RJ; j++) {
                 int dl = kp_dp4a((int)wq[j][0].x, (int)lo.x, 0);
@@ -387,17 +301,6 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
                              c.acc[j][k]);
         }
 }
-#endif
-
-// Batch rows n0 .. of another policy's.
-template <typename B> struct kp_qmm_sub {
-    const B &base;
-    int n0;
-    KP_DEVICE bool has(int n) const { return base.has(n0 + n); }
-    KP_DEVICE kp_idx x_row(int n) const { return base.x_row(n0 + n); }
-    KP_DEVICE int64_t dst_at(int n) const { return base.dst_at(n0 + n); }
-};
-
 template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0);
@@ -426,8 +329,7 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
                                      const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0) {
     typedef kp_qdecode<F> D;
     constexpr int MR = KP_QMM_ROWS(NB);
-    static_assert(MR * KP_QMM_ITEMS % KP_QMM_BLOCK == 0 && MR % 32 == 0 && NB % 8 == 0,
-                  "the tile splits evenly over the threads and the 2 x 2 warps");
+    static_assert(MR * KP_QMM_ITEMS % KP_QMM_BLOCK == 0, "the tile's items split evenly over the threads");
     __shared__ kp_qmm_smem<MR, NB> s[2];
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
     const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
@@ -439,7 +341,7 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
     kp_qmm_pending<MR> next;
     kp_qmm_decode<D>(next, wr, 0, items_per_row);
     kp_qmm_store_weights(s[0], next);
-    kp_qmm_load_act(s[0], ap, 0, items_per_row);
+    kp_qmm_load_act(s[0].act, ap, 0, items_per_row);
     kp_async_commit();
     // Step k is multiplied from stage k % 2 while step k + 1's activations
     // are copied into the other stage and its weights decoded into
@@ -452,7 +354,7 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
         const bool more = k + 1 < steps;
         kp_qmm_smem<MR, NB> &cur = s[k & 1], &other = s[(k & 1) ^ 1];
         if (more) {
-            kp_qmm_load_act(other, ap, (k + 1) * KP_QMM_ITEMS, items_per_row);
+            kp_qmm_load_act(other.act, ap, (k + 1) * KP_QMM_ITEMS, items_per_row);
             kp_async_commit();
             kp_qmm_decode<D>(next, wr, (k + 1) * KP_QMM_ITEMS, items_per_row);
         }
@@ -463,15 +365,19 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
     kp_qmm_write(c, a, dst, r0, rows);
 }
 
+#endif
+
 template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0) {
-#if !KP_HAS_MMA_16
+#if KP_HAS_MMA_16
+    kp_qmatmul_tile_staged<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
+#else
     if constexpr (NB != KP_QMM_NB_SMALL)
         kp_qmatmul_by_small_tiles<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
     else
-#endif
         kp_qmatmul_tile_steps<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
+#endif
 }
 
 // A plain product: batch tile blockIdx.y.

@@ -344,23 +344,40 @@ void kp_kernel_name_qf(char buf[KP_KERNEL_NAME_MAX], enum kp_family_id family, i
             snprintf(buf, KP_KERNEL_NAME_MAX, f->pattern, q[i].suffix);
 }
 
-kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int format,
-                              const struct kp_launch_dims *dims, void **args)
+static kp_status family_qf_name(char name[KP_KERNEL_NAME_MAX], enum kp_family_id family, int format)
 {
-    char name[KP_KERNEL_NAME_MAX];
     kp_kernel_name_qf(name, family, format);
     if (!name[0])
         return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for format %d",
                        kp_kernel_families[family].pattern, format);
-    return kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
+    return KP_OK;
+}
+
+kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int format,
+                              const struct kp_launch_dims *dims, void **args)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    kp_status st = family_qf_name(name, family, format);
+    if (st == KP_OK)
+        st = kp_launch(stream, kp_kernel_families[family].module, name, dims, args);
+    return st;
 }
 
 kp_status kp_family_qf_max_threads(kp_device *dev, enum kp_family_id family, int format, int *threads)
 {
     char name[KP_KERNEL_NAME_MAX];
-    kp_kernel_name_qf(name, family, format);
-    if (!name[0])
-        return kp_fail(KP_ERR_INTERNAL, "kernel family %s has no kernel for format %d",
-                       kp_kernel_families[family].pattern, format);
-    return kp_kernel_max_threads(dev, kp_kernel_families[family].module, name, threads);
+    kp_status st = family_qf_name(name, family, format);
+    if (st == KP_OK)
+        st = kp_kernel_max_threads(dev, kp_kernel_families[family].module, name, threads);
+    return st;
+}
+
+kp_status kp_family_qf_static_shared(kp_device *dev, enum kp_family_id family, int format, int *bytes)
+{
+    char name[KP_KERNEL_NAME_MAX];
+    int blocks = 0;
+    kp_status st = family_qf_name(name, family, format);
+    if (st == KP_OK)
+        st = kp_kernel_cluster_limits(dev, kp_kernel_families[family].module, name, &blocks, bytes);
+    return st;
 }

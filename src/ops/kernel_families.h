@@ -211,5 +211,8 @@ kp_status kp_launch_family_qf(kp_stream *stream, enum kp_family_id family, int f
                               const struct kp_launch_dims *dims, void **args);
 /* kp_kernel_max_threads() for the kernel of `family` and `format`. */
 kp_status kp_family_qf_max_threads(kp_device *dev, enum kp_family_id family, int format, int *threads);
+/* The static shared memory in bytes of the loaded kernel of `family` and
+ * `format`, loading its module if needed. */
+kp_status kp_family_qf_static_shared(kp_device *dev, enum kp_family_id family, int format, int *bytes);
 
 #endif

@@ -4,6 +4,7 @@
 #define KP_QUANTIZED_INTERNAL_H
 
 #include "internal.h"
+#include "kernel_families.h"
 #include "kp_quant_abi.h"
 
 struct qformat_row {
@@ -48,5 +49,12 @@ kp_status kp_qmv_quantize_act(kp_stream *stream, const kp_tensor *x, int64_t row
 /* The mat-vec kernels' staging: 16 where every row of w starts 16-byte
  * aligned, else 2 (kp_qmv_args::vector). */
 int kp_qmv_staging_vector(const void *w, size_t row_stride, int64_t rows);
+/* The dynamic shared memory of the loaded mat-mat kernel of `family`
+ * (plain or mixture-of-experts) for format f and batch tile nb: the
+ * tensor-core form's stages are dynamic (KP_QMM_SHARED_BYTES), the dp4a
+ * form's static (0); which one is loaded, the kernel's static shared
+ * memory tells: too little for its stages means dynamic ones. */
+kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
+                              int nb, unsigned *bytes);
 
 #endif

@@ -101,23 +101,26 @@ static bool moe_small_tiles(int64_t pairs, int64_t experts)
 
 /* Many pairs: qmoe_group lists each expert's pairs, then the mat-mat runs
  * each expert's tiles of them. */
-static kp_status moe_grouped(kp_stream *stream, struct kp_qmoe_args *m, int format, const void *wp,
-                             void *qs, void *meta, const void *ids, void *group, void *y, void *word)
+static kp_status moe_grouped(kp_stream *stream, struct kp_qmoe_args *m, const struct qformat_row *f,
+                             const void *wp, void *qs, void *meta, const void *ids, void *group, void *y,
+                             void *word)
 {
     bool small = moe_small_tiles(m->pairs, m->experts);
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
     m->tile_batch = nb;
-    struct kp_launch_dims one = {{1, 1, 1}, {KP_QMOE_GROUP_BLOCK, 1, 1}, 0, 0};
-    void *gargs[] = {m, &ids, &group, &y, &word};
-    kp_status st = kp_launch_family(stream, KP_KF_QMOE_GROUP, KP_DTYPE_U8, &one, gargs);
-    if (st != KP_OK)
-        return st;
+    enum kp_family_id fam = small ? KP_KF_QMOE_MM_SMALL : KP_KF_QMOE_MM_LARGE;
     uint64_t row_tiles = ((uint64_t)m->mv.rows + KP_QMM_ROWS(nb) - 1) / KP_QMM_ROWS(nb);
+    struct kp_launch_dims one = {{1, 1, 1}, {KP_QMOE_GROUP_BLOCK, 1, 1}, 0, 0};
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)moe_tiles(m->pairs, m->experts, nb), 1},
                                   {KP_QMM_BLOCK, 1, 1}, 0, 0};
+    void *gargs[] = {m, &ids, &group, &y, &word};
     void *args[] = {m, &wp, &qs, &meta, &group, &y};
-    return kp_launch_family_qf(stream, small ? KP_KF_QMOE_MM_SMALL : KP_KF_QMOE_MM_LARGE, format, &dims,
-                               args);
+    kp_status st = kp_qmm_shared_bytes(stream->device, fam, f, nb, &dims.shared_bytes);
+    if (st == KP_OK)
+        st = kp_launch_family(stream, KP_KF_QMOE_GROUP, KP_DTYPE_U8, &one, gargs);
+    if (st == KP_OK)
+        st = kp_launch_family_qf(stream, fam, (int)f->format, &dims, args);
+    return st;
 }
 
 kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *experts,
@@ -215,7 +218,7 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
     const void *idp = kp_tensor_base(ids);
     void *y = kp_tensor_base(dst), *word = kp_index_status_word(status);
     if (m.pairs >= QMOE_GROUPED_MIN_PAIRS_PER_EXPERT * n_experts || m.pairs > 65535)
-        return moe_grouped(stream, &m, (int)experts->format, wp, qs, meta, idp, group, y, word);
+        return moe_grouped(stream, &m, f, wp, qs, meta, idp, group, y, word);
     uint64_t row_blocks = ((uint64_t)rows + KP_QMOE_ROWS - 1) / KP_QMOE_ROWS;
     if (row_blocks > (1u << 30))
         row_blocks = 1u << 30;

@@ -168,8 +168,8 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
  * forced in turn): at batch 64 the small tile runs 4096 rows 1.3-1.5x
  * faster and the large one 14336 rows 1.7-2.1x faster; at batch 512 and
  * 2048 the large tile is 1.7-2.7x faster on both. */
-static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a, int format,
-                               void **args)
+static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
+                               const struct qformat_row *f, void **args)
 {
     uint64_t large_tiles = ((uint64_t)a->rows + KP_QMM_ROWS(KP_QMM_NB_LARGE) - 1) /
                            KP_QMM_ROWS(KP_QMM_NB_LARGE) *
@@ -179,10 +179,23 @@ static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a, i
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE, mr = KP_QMM_ROWS(nb);
     uint64_t row_tiles = ((uint64_t)a->rows + mr - 1) / mr;  /* bounded by quantized_product */
     uint64_t batch_tiles = ((uint64_t)a->batch + nb - 1) / nb;
+    enum kp_family_id fam = small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE;
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)batch_tiles, 1},
                                   {KP_QMM_BLOCK, 1, 1}, 0, 0};
-    return kp_launch_family_qf(stream, small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE, format,
-                               &dims, args);
+    kp_status st = kp_qmm_shared_bytes(stream->device, fam, f, nb, &dims.shared_bytes);
+    if (st == KP_OK)
+        st = kp_launch_family_qf(stream, fam, (int)f->format, &dims, args);
+    return st;
+}
+
+kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
+                              int nb, unsigned *bytes)
+{
+    int static_shared = 0;
+    kp_status st = kp_family_qf_static_shared(dev, family, (int)f->format, &static_shared);
+    bool staged = static_shared < 2 * KP_QMM_ACT_STAGE_BYTES(nb);
+    *bytes = st == KP_OK && staged ? KP_QMM_SHARED_BYTES(f->elems, f->bytes, nb) : 0;
+    return st;
 }
 
 static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream *stream,
@@ -256,7 +269,7 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
     void *y = kp_tensor_base(dst);
     if (!chunked) {
         void *args[] = {&a, &wp, &qs, &meta, &y};
-        return launch_matmul(stream, &a, (int)w->format, args);
+        return launch_matmul(stream, &a, f, args);
     }
     /* the mat-vec, KP_QMATVEC_MAX_BATCH batch rows a launch */
     size_t meta_row = KP_QMV_META_STRIDE((size_t)w->cols / 32) * sizeof(struct kp_qmv_meta);
