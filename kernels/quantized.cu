@@ -1043,7 +1043,7 @@ KP_DEVICE void kp_qmoe_mm(const kp_qmoe_args &m, const uint8_t *w, const int8_t 
 }
 
 #define KP_QMOE_MM(ID, NAME, NB)                                                                 \
-    KP_KERNEL void KP_QMM_BOUNDS_##NB                                                            \
+    KP_KERNEL void KP_QMM_BOUNDS_##NB(KP_QF_##ID)                                                \
         qmoe_mm_##NAME##_n##NB(kp_qmoe_args m, const uint8_t *w, const int8_t *act_qs,          \
                                const kp_qmv_meta *act_meta, const int32_t *group, void *dst) {   \
         kp_qmoe_mm<KP_QF_##ID, NB>(m, w, act_qs, act_meta, group, dst);                          \
@@ -1055,7 +1055,7 @@ KP_QFORMAT_SUFFIXES(KP_QMOE_MM_ALL)
 
 static_assert(KP_QMM_NB_SMALL == 16 && KP_QMM_NB_LARGE == 64, "the kernel names below");
 #define KP_QMM(ID, NAME, NB)                                                                     \
-    KP_KERNEL void KP_QMM_BOUNDS_##NB                                                            \
+    KP_KERNEL void KP_QMM_BOUNDS_##NB(KP_QF_##ID)                                                \
         qmatmul_##NAME##_n##NB(kp_qmv_args a, const uint8_t *w, const int8_t *act_qs,           \
                                const kp_qmv_meta *act_meta, void *dst) {                         \
         kp_qmatmul<KP_QF_##ID, NB>(a, w, act_qs, act_meta, dst);                                 \

@@ -19,25 +19,27 @@
 #include "kp_quant.cuh"
 #include "kp_quant_abi.h"
 
-// The kernels' launch bounds, by tile (KP_QMM_BOUNDS_<NB>), on the mma
-// path. Where a multiprocessor's shared memory holds three of the large
-// tile's blocks (sm_80, sm_90, sm_100), its registers are held to what
-// three allow, 168 a thread (a few words spill in some formats,
-// kernels/spill_exceptions.txt): on an H100 that ran 5-15 % faster than two
-// blocks of 168-210 registers at batch 512 and 2048 on 14336 x 4096, but
-// 20 % slower on 4096 x 4096 at batch 512, whose 512 tiles fill two blocks a
-// multiprocessor in two even waves. The small tile states one block, without
-// which ptxas kept it at 64 registers and spilled 16 bytes.
+// The kernels' launch bounds, by tile (KP_QMM_BOUNDS_<NB>) and format, on
+// the mma path. The small tile states one block, without which ptxas kept
+// it at 64 registers and spilled. Where a multiprocessor's shared memory
+// holds four of the large tile's blocks (sm_80, sm_90, sm_100: 31-59 KB
+// each), the formats whose decoding fits (KP_QMM_LEAN) are held to 128
+// registers, four blocks, the others to 168, three. Measured on an H100
+// (bf16, batch 512 and 2048): four blocks ran Q4_0 and Q8_0 1.04-1.27x
+// faster than three, but Q6_K, spilling 92 bytes, 0.66-0.95x.
+#define KP_QMM_LEAN(f)                                                                     \
+    ((f) == KP_QF_Q4_0 || (f) == KP_QF_Q5_0 || (f) == KP_QF_Q8_0 || (f) == KP_QF_Q8_1 || \
+     (f) == KP_QF_IQ4_NL || (f) == KP_QF_IQ4_XS)
 #if KP_HAS_MMA_16
-#define KP_QMM_BOUNDS_16 __launch_bounds__(KP_QMM_BLOCK, 1)
+#define KP_QMM_BOUNDS_16(f) __launch_bounds__(KP_QMM_BLOCK, 1)
 #if __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
-#define KP_QMM_BOUNDS_64 __launch_bounds__(KP_QMM_BLOCK, 3)
+#define KP_QMM_BOUNDS_64(f) __launch_bounds__(KP_QMM_BLOCK, KP_QMM_LEAN(f) ? 4 : 3)
 #else
-#define KP_QMM_BOUNDS_64 __launch_bounds__(KP_QMM_BLOCK)
+#define KP_QMM_BOUNDS_64(f) __launch_bounds__(KP_QMM_BLOCK)
 #endif
 #else
-#define KP_QMM_BOUNDS_16 __launch_bounds__(KP_QMM_BLOCK)
-#define KP_QMM_BOUNDS_64 __launch_bounds__(KP_QMM_BLOCK)
+#define KP_QMM_BOUNDS_16(f) __launch_bounds__(KP_QMM_BLOCK)
+#define KP_QMM_BOUNDS_64(f) __launch_bounds__(KP_QMM_BLOCK)
 #endif
 
 // Which activation rows a tile's NB batch rows are, and where their results

@@ -73,6 +73,49 @@ template <int MR, int NB> struct kp_qmm_warp {
     KP_DEVICE static int n0() { return (int)(threadIdx.x / 32) / WM * (NB / WN); }
 };
 
+// One row's weights of an item, ready for the products: the scales s and
+// offsets o of its halves, and c = s * -1.5 * 2^23. The mma's sums come out
+// as the f32 bits of 1.5 * 2^23 + n (KP_QMM_MAGIC), so fma(s, bits, c) is
+// s * n rounded once, as s * kp_qmm_unmagic(bits) is, one instruction
+// fewer a result, where c is exact: scales of at most 23 significant bits
+// (a binary16 times a small integer; every format but Q8_K, whose f32
+// scale keeps kp_qmm_term_mma).
+struct kp_qmm_wterm {
+    float s_lo, s_hi, c_lo, c_hi, o_lo, o_hi;
+};
+
+template <typename D> struct kp_qmm_short_scales {
+    static constexpr bool value = true;
+};
+template <> struct kp_qmm_short_scales<kp_qdecode<KP_QF_Q8_K>> {
+    static constexpr bool value = false;
+};
+
+template <typename D> KP_DEVICE kp_qmm_wterm kp_qmm_weights(const kp_qitem &it) {
+    return {it.scale_lo, it.scale_hi, it.scale_lo * -12582912.0f, it.scale_hi * -12582912.0f,
+            it.offset_lo, it.offset_hi};
+}
+
+// acc plus one item's term for one result: row weights w, the batch row's
+// d and f32 sums of q, the mma's biased sums (dot_hi unused for formats
+// with one scale).
+template <typename D>
+KP_DEVICE float kp_qmm_add_term(float acc, const kp_qmm_wterm &w, float d, float sum_lo, float sum_hi,
+                                int dot_lo, int dot_hi) {
+    if (!kp_qmm_short_scales<D>::value)
+        return acc + kp_qmm_term_mma<D>(make_float4(w.s_lo, w.s_hi, w.o_lo, w.o_hi), d, sum_lo, sum_hi,
+                                        dot_lo, dot_hi);
+    float v = fmaf(w.s_lo, __int_as_float(dot_lo), w.c_lo);
+    if (D::split) {
+        v += fmaf(w.s_hi, __int_as_float(dot_hi), w.c_hi);
+        if (D::has_offset)
+            v = fmaf(w.o_lo, sum_lo, fmaf(w.o_hi, sum_hi, v));
+    } else if (D::has_offset) {
+        v = fmaf(w.o_lo, sum_lo + sum_hi, v);
+    }
+    return fmaf(d, v, acc);
+}
+
 // One step: items s0 .. s0 + KP_QMM_ITEMS - 1 of the staged unit (rows at
 // `raw`, the unit's first byte of row 0) against the step's activations.
 template <typename D, int MR, int NB>
@@ -94,8 +137,7 @@ KP_DEVICE void kp_qmm_products(const uint8_t *raw, int s0, const kp_qmm_act_stag
         kp_qitem w0, w1;
         D::scales(row0 + at, si, w0);
         D::scales(row1 + at, si, w1);
-        const float4 ws[2] = {make_float4(w0.scale_lo, w0.scale_hi, w0.offset_lo, w0.offset_hi),
-                              make_float4(w1.scale_lo, w1.scale_hi, w1.offset_lo, w1.offset_hi)};
+        const kp_qmm_wterm ws[2] = {kp_qmm_weights<D>(w0), kp_qmm_weights<D>(w1)};
         uint32_t bf[NT][2];
 #pragma unroll
         for (int nt = 0; nt < NT; nt += 2) {
@@ -127,7 +169,8 @@ KP_DEVICE void kp_qmm_products(const uint8_t *raw, int s0, const kp_qmm_act_stag
                 const uint32_t mx = e & 1 ? m2.z : m2.x, my = e & 1 ? m2.w : m2.y;
                 const float xs_lo = D::has_offset ? kp_qmm_i2f((int)(int16_t)(my & 0xffffu)) : 0.0f;
                 const float xs_hi = D::has_offset ? kp_qmm_i2f((int)(int16_t)(my >> 16)) : 0.0f;
-                c.acc[nt][e] += kp_qmm_term_mma<D>(ws[e >> 1], __uint_as_float(mx), xs_lo, xs_hi, lo[e], hi[e]);
+                c.acc[nt][e] = kp_qmm_add_term<D>(c.acc[nt][e], ws[e >> 1], __uint_as_float(mx), xs_lo, xs_hi,
+                                                  lo[e], hi[e]);
             }
         }
     }
