@@ -1042,8 +1042,10 @@ KP_DEVICE void kp_qmoe_mm(const kp_qmoe_args &m, const uint8_t *w, const int8_t 
                            (kp_idx)blockIdx.x * KP_QMM_ROWS(NB));
 }
 
+// Three blocks a multiprocessor for every format (KP_QMM_BOUNDS_64 of a
+// format not lean): at 128 registers the pair lists made the lean ones spill.
 #define KP_QMOE_MM(ID, NAME, NB)                                                                 \
-    KP_KERNEL void KP_QMM_BOUNDS_##NB(KP_QF_##ID)                                                \
+    KP_KERNEL void KP_QMM_BOUNDS_##NB(-1)                                                        \
         qmoe_mm_##NAME##_n##NB(kp_qmoe_args m, const uint8_t *w, const int8_t *act_qs,          \
                                const kp_qmv_meta *act_meta, const int32_t *group, void *dst) {   \
         kp_qmoe_mm<KP_QF_##ID, NB>(m, w, act_qs, act_meta, group, dst);                          \

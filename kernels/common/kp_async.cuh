@@ -38,17 +38,6 @@ KP_DEVICE void kp_async_copy16(void *dst, const void *src) {
 #endif
 }
 
-// The first n (0..16) of the 16 bytes at `src` to shared `dst`, both
-// 16-byte aligned, and zeros after them: no byte past src + n is read.
-KP_DEVICE void kp_async_copy16_upto(void *dst, const void *src, int n) {
-#if KP_HAS_ASYNC_COPY
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(n) : "memory");
-#else
-    for (int k = 0; k < 16; k++) ((uint8_t *)dst)[k] = k < n ? ((const uint8_t *)src)[k] : 0;
-#endif
-}
-
 // N (8 or 16) bytes, both N-byte aligned: kp_async_copy16, or an 8-byte
 // copy (cp.async takes 8 only through L1, .ca).
 template <int N> KP_DEVICE void kp_async_copy(void *dst, const void *src) {

@@ -7,7 +7,8 @@
 //    unit starts, its raw weight blocks (KP_QMM_UNIT_BYTES of each of the
 //    tile's rows: the step's blocks, or a 256-element format's super-block
 //    every other step) are copied into the other stage: 16-byte pieces from
-//    the 16-byte boundary at or before the unit, coalesced, asynchronous;
+//    the 16-byte boundary at or before the unit, coalesced, asynchronous
+//    (kp_qmm_stage_unit);
 //  - lane (g, t) of a warp decodes, for each item, words t and 4 + t of its
 //    rows g and g + 8 (kp_qdecode::quad: its A fragment) and their scales
 //    straight from the stage; the B fragments come by ldmatrix;
@@ -31,34 +32,49 @@ template <typename D> struct kp_qmm_units {
                   "a unit is whole blocks and whole steps");
 };
 
-// The bytes of unit `at` .. at + valid of rows 0 .. nrows - 1 (row r at w
-// + r * stride) into a stage's rows: 16-byte pieces from `mis` bytes
-// before it (vector: w and stride 16-byte aligned, mis = at % 16), else
-// 2-byte loads (mis = 0). Bytes past `valid` (a short last unit) are zero,
-// so the items there decode to zero scales; nothing past it is read. Rows
-// past the matrix keep stale bytes, whose sums land only in results that
-// are not stored.
+// Unit `at` (its first byte in a row) of rows 0 .. nrows - 1 (row r at w +
+// r * stride, row_bytes long) into a stage's rows. vector (w and stride
+// 16-byte aligned): 16-byte pieces from `mis` = at % 16 bytes before the
+// unit, asynchronous, but a piece that would pass the row's end (perhaps
+// the buffer's) is its bytes by 2-byte loads and zeros after them. Else
+// (mis 0): the unit by 2-byte loads. So bytes past the row are zero: the
+// items of a short last unit past the row decode to zero scales. Rows past
+// the matrix keep stale bytes, whose sums land only in results that are
+// not stored.
 template <typename D, int MR>
 KP_DEVICE void kp_qmm_stage_unit(uint8_t *stage, const uint8_t *w, kp_idx stride, int nrows, kp_idx at,
-                                 int valid, int mis, bool vector) {
+                                 kp_idx row_bytes, int mis, bool vector) {
     typedef kp_qmm_units<D> U;
     if (vector) {
+        constexpr int per_thread = (MR * U::pieces + KP_QMM_BLOCK - 1) / KP_QMM_BLOCK;
+        const kp_idx first = at - mis;  // of piece 0
 #pragma unroll
-        for (int j = 0; j < (MR * U::pieces + KP_QMM_BLOCK - 1) / KP_QMM_BLOCK; j++) {
+        for (int j = 0; j < per_thread; j++) {
             const int c = (int)threadIdx.x + j * KP_QMM_BLOCK, r = c / U::pieces, k = c % U::pieces;
-            if (c < MR * U::pieces && r < nrows) {
-                const uint8_t *from = w + r * stride + at - mis;
-                const int n = mis + valid - 16 * k;
-                kp_async_copy16_upto(stage + r * U::pitch + 16 * k, n > 0 ? from + 16 * k : from,
-                                     n < 0 ? 0 : n > 16 ? 16 : n);
-            }
+            if (c < MR * U::pieces && r < nrows && first + 16 * (k + 1) <= row_bytes)
+                kp_async_copy16(stage + r * U::pitch + 16 * k, w + r * stride + first + 16 * k);
+        }
+        if (first + 16 * U::pieces <= row_bytes)
+            return;
+        // The row's last unit: the pieces past its end, in a loop of their
+        // own (in the one above they took registers from every unit).
+#pragma unroll 1
+        for (int j = 0; j < per_thread; j++) {
+            const int c = (int)threadIdx.x + j * KP_QMM_BLOCK, r = c / U::pieces, k = c % U::pieces;
+            const int64_t n = (int64_t)row_bytes - (int64_t)(first + 16 * k);  // kp_idx is unsigned
+            if (c >= MR * U::pieces || r >= nrows || n >= 16)
+                continue;
+            uint8_t *to = stage + r * U::pitch + 16 * k;
+            const uint8_t *from = w + r * stride + first + 16 * k;
+            for (int b = 0; b < 16; b += 2) *(uint16_t *)(to + b) = b < n ? *(const uint16_t *)(from + b) : 0;
         }
         return;
     }
     constexpr int halves = U::bytes / 2;
     for (int c = threadIdx.x; c < nrows * halves; c += KP_QMM_BLOCK) {
         const int r = c / halves, k = 2 * (c % halves);
-        *(uint16_t *)(stage + r * U::pitch + k) = k < valid ? *(const uint16_t *)(w + r * stride + at + k) : 0;
+        *(uint16_t *)(stage + r * U::pitch + k) =
+            at + k < row_bytes ? *(const uint16_t *)(w + r * stride + at + k) : 0;
     }
 }
 
@@ -212,8 +228,7 @@ KP_DEVICE void kp_qmatmul_tile_staged(const kp_qmv_args &a, const uint8_t *w, co
     const uint8_t *w0 = w + r0 * stride;
     auto stage_unit = [&](kp_idx u) {  // into raw stage u % 2
         const kp_idx at = u * U::bytes;
-        const int valid = row_bytes - at < (kp_idx)U::bytes ? (int)(row_bytes - at) : U::bytes;
-        kp_qmm_stage_unit<D, MR>(raw + (u & 1) * (MR * U::pitch), w0, stride, nrows, at, valid,
+        kp_qmm_stage_unit<D, MR>(raw + (u & 1) * (MR * U::pitch), w0, stride, nrows, at, row_bytes,
                                  vector ? (int)(at & 15) : 0, vector);
     };
     kp_qmm_warp<MR, NB> c = {};
