@@ -47,7 +47,8 @@
 /* The mat-mat (qmatmul_<format>_n<NB>): a block of KP_QMM_BLOCK threads
  * computes a tile of KP_QMM_ROWS(NB) weight rows x NB activation rows, NB
  * KP_QMM_NB_SMALL or KP_QMM_NB_LARGE; the grid is (row tiles, batch tiles).
- * Its arguments are the mat-vec's (kp_qmv_args, `vector` unused). */
+ * Its arguments are the mat-vec's (kp_qmv_args; `vector` tells the
+ * tensor-core form whether it may stage weights in 16-byte pieces). */
 #define KP_QMM_BLOCK 128
 #define KP_QMM_NB_SMALL 16
 #define KP_QMM_NB_LARGE 64

@@ -157,7 +157,10 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
  * rows a launch; larger ones the mat-mat. Measured on an H100 (kp-bench
  * qmatmul, 4096 x 4096 and 14336 x 4096, Q4_0/Q8_0/Q4_K/Q6_K): at batch 16
  * two mat-vec launches take 0.5-0.7x the mat-mat's time on 4096 rows and
- * about the same on 14336; at 64 the mat-mat is far ahead. */
+ * about the same on 14336; at 64 the mat-mat is far ahead. That mat-mat
+ * decoded its weights straight from global memory; the staged one of
+ * tensor-core targets (kp_qmatmul_mma.cuh) is faster, and this crossover
+ * was not measured again with it. */
 #define QMV_CHUNKED_MAX_BATCH 16
 
 /* The products kernel for larger batches (the mat-mat): a block per tile of
@@ -167,7 +170,9 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
  * keeps the device busy. Measured on an H100 (bf16 x and dst, each tile
  * forced in turn): at batch 64 the small tile runs 4096 rows 1.3-1.5x
  * faster and the large one 14336 rows 1.7-2.1x faster; at batch 512 and
- * 2048 the large tile is 1.7-2.7x faster on both. */
+ * 2048 the large tile is 1.7-2.7x faster on both. (Measured before the
+ * tensor-core tiles staged their weights, not since.) The tensor-core
+ * kernels take their stages as dynamic shared memory (kp_qmm_shared_bytes). */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
                                const struct qformat_row *f, void **args)
 {

@@ -181,6 +181,33 @@ START_TEST(test_moe_paths)
 }
 END_TEST
 
+/* The mat-mat's dynamic shared memory follows the loaded kernel: the
+ * tensor-core form, with too little static shared memory for its stages,
+ * gets KP_QMM_SHARED_BYTES for its format and tile; the dp4a form, whose
+ * stages are static, none. So does the mixture-of-experts tile's. */
+START_TEST(test_matmul_shared_memory)
+{
+    const unsigned q4_0_large = KP_QMM_SHARED_BYTES(32, 18, KP_QMM_NB_LARGE);
+    const unsigned q4_0_small = KP_QMM_SHARED_BYTES(32, 18, KP_QMM_NB_SMALL);
+    ck_assert_uint_eq(q4_0_large, 2 * (KP_QMM_ITEMS * 64 * 40 + 64 * 80));  /* 80-byte rows of 72-byte units */
+    fake.function_static_shared = 0;
+    expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_large);
+    expect_matmul(100, 20, "qmatmul_q4_0_n16", 2, 4, 2);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_small);
+    fake.function_static_shared = 1024;  /* the MoE tile's own lists of its pairs */
+    ck_assert_int_eq(moe(300, 2, 4, ws), KP_OK);
+    ck_assert_str_eq(fake.last_kernel, "qmoe_mm_q4_0_n64");
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_large);
+    fake.function_static_shared = 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_LARGE);
+    expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, 0);
+    ck_assert_int_eq(moe(300, 2, 4, ws), KP_OK);
+    ck_assert_uint_eq(fake.last_dims.shared_bytes, 0);
+    fake.function_static_shared = 0;
+}
+END_TEST
+
 START_TEST(test_moe_rejects)
 {
     int before = launches();
@@ -234,6 +261,7 @@ int main(void)
     tcase_add_test(tc, test_matvec_b8_paths);
     tcase_add_test(tc, test_matmul_rejects);
     tcase_add_test(tc, test_moe_paths);
+    tcase_add_test(tc, test_matmul_shared_memory);
     tcase_add_test(tc, test_moe_rejects);
     suite_add_tcase(s, tc);
     return run_suite(s);
