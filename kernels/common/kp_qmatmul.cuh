@@ -167,6 +167,8 @@ KP_DEVICE float kp_qmm_term_mma(const float4 &ws, float d, float sum_lo, float s
 
 #include "kp_qmatmul_mma.cuh"
 #else
+// A stage of the dp4a path: a step's decoded weights and their scales
+// beside its activations.
 template <int MR, int NB> struct kp_qmm_smem {
     uint4 w[MR][2 * KP_QMM_ITEMS];          // decoded weights, a row's items together (kp_qmm_wslot)
     float4 w_scale[KP_QMM_ITEMS][MR + 2];   // scale_lo, scale_hi, offset_lo, offset_hi; 2 spare rows

@@ -13,7 +13,7 @@
 //    rows g and g + 8 (kp_qdecode::quad: its A fragment) and their scales
 //    straight from the stage; the B fragments come by ldmatrix;
 //  - int8 mma.sync, each item's exact integer sums scaled into f32
-//    accumulators (kp_qmm_term_mma).
+//    accumulators, two fmas a result (kp_qmm_add_term).
 // The warps split a 64-row tile 4 x 1 (16 rows and all the batch rows
 // each), so no row is decoded twice, and a 32-row tile 2 x 2.
 // The earlier form decoded each (row, item) of a step once, each thread its
@@ -107,7 +107,7 @@ template <> struct kp_qmm_short_scales<kp_qdecode<KP_QF_Q8_K>> {
     static constexpr bool value = false;
 };
 
-template <typename D> KP_DEVICE kp_qmm_wterm kp_qmm_weights(const kp_qitem &it) {
+KP_DEVICE kp_qmm_wterm kp_qmm_weights(const kp_qitem &it) {
     return {it.scale_lo, it.scale_hi, it.scale_lo * -12582912.0f, it.scale_hi * -12582912.0f,
             it.offset_lo, it.offset_hi};
 }
@@ -153,7 +153,7 @@ KP_DEVICE void kp_qmm_products(const uint8_t *raw, int s0, const kp_qmm_act_stag
         kp_qitem w0, w1;
         D::scales(row0 + at, si, w0);
         D::scales(row1 + at, si, w1);
-        const kp_qmm_wterm ws[2] = {kp_qmm_weights<D>(w0), kp_qmm_weights<D>(w1)};
+        const kp_qmm_wterm ws[2] = {kp_qmm_weights(w0), kp_qmm_weights(w1)};
         uint32_t bf[NT][2];
 #pragma unroll
         for (int nt = 0; nt < NT; nt += 2) {

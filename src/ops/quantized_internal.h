@@ -53,7 +53,7 @@ int kp_qmv_staging_vector(const void *w, size_t row_stride, int64_t rows);
  * (plain or mixture-of-experts) for format f and batch tile nb: the
  * tensor-core form's stages are dynamic (KP_QMM_SHARED_BYTES), the dp4a
  * form's static (0); which one is loaded, the kernel's static shared
- * memory tells: too little for its stages means dynamic ones. */
+ * memory tells: too little for any tile's stages means dynamic ones. */
 kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
                               int nb, unsigned *bytes);
 

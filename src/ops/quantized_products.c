@@ -198,7 +198,10 @@ kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const st
 {
     int static_shared = 0;
     kp_status st = kp_family_qf_static_shared(dev, family, (int)f->format, &static_shared);
-    bool staged = static_shared < 2 * KP_QMM_ACT_STAGE_BYTES(nb);
+    /* The dp4a form of either tile holds two of the small tile's stages
+     * statically (its large tile runs small ones); the tensor-core form's
+     * static shared memory is at most the MoE tile's list of its pairs. */
+    bool staged = static_shared < 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_SMALL);
     *bytes = st == KP_OK && staged ? KP_QMM_SHARED_BYTES(f->elems, f->bytes, nb) : 0;
     return st;
 }
