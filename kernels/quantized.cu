@@ -1043,7 +1043,8 @@ KP_DEVICE void kp_qmoe_mm(const kp_qmoe_args &m, const uint8_t *w, const int8_t 
 }
 
 // Three blocks a multiprocessor for every format (KP_QMM_BOUNDS_64 of a
-// format not lean): at 128 registers the pair lists made the lean ones spill.
+// format not lean): at 128 registers the pair lists made the lean ones
+// spill 4-36 bytes.
 #define KP_QMOE_MM(ID, NAME, NB)                                                                 \
     KP_KERNEL void KP_QMM_BOUNDS_##NB(-1)                                                        \
         qmoe_mm_##NAME##_n##NB(kp_qmoe_args m, const uint8_t *w, const int8_t *act_qs,          \

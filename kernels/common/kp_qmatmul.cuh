@@ -26,7 +26,8 @@
 // each), the formats whose decoding fits (KP_QMM_LEAN) are held to 128
 // registers, four blocks, the others to 168, three. Measured on an H100
 // (bf16, batch 512 and 2048): four blocks ran Q4_0 and Q8_0 1.04-1.27x
-// faster than three, but Q6_K, spilling 92 bytes, 0.66-0.95x.
+// faster than three, but Q6_K, spilling 92 bytes, 0.83-0.95x (0.66x at
+// batch 64 on 14336 rows).
 #define KP_QMM_LEAN(f)                                                                     \
     ((f) == KP_QF_Q4_0 || (f) == KP_QF_Q5_0 || (f) == KP_QF_Q8_0 || (f) == KP_QF_Q8_1 || \
      (f) == KP_QF_IQ4_NL || (f) == KP_QF_IQ4_XS)
