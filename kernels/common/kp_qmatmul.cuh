@@ -145,7 +145,8 @@ template <typename B> struct kp_qmm_sub {
 // exact subtraction leaves n. Measured no faster on an H100, whose mat-mat
 // is bound elsewhere; it costs nothing.
 #define KP_QMM_MAGIC 0x4B400000
-KP_DEVICE float kp_qmm_unmagic(int v) { return __int_as_float(v) - 12582912.0f; }
+#define KP_QMM_MAGIC_F 12582912.0f  // the same as an f32
+KP_DEVICE float kp_qmm_unmagic(int v) { return __int_as_float(v) - KP_QMM_MAGIC_F; }
 KP_DEVICE float kp_qmm_i2f(int n) { return kp_qmm_unmagic(n + KP_QMM_MAGIC); }
 
 // One item's term from the mma's biased sums (dot_hi unused for formats

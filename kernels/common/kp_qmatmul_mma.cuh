@@ -108,7 +108,7 @@ template <> struct kp_qmm_short_scales<kp_qdecode<KP_QF_Q8_K>> {
 };
 
 KP_DEVICE kp_qmm_wterm kp_qmm_weights(const kp_qitem &it) {
-    return {it.scale_lo, it.scale_hi, it.scale_lo * -12582912.0f, it.scale_hi * -12582912.0f,
+    return {it.scale_lo, it.scale_hi, it.scale_lo * -KP_QMM_MAGIC_F, it.scale_hi * -KP_QMM_MAGIC_F,
             it.offset_lo, it.offset_hi};
 }
 
