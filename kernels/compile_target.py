@@ -195,12 +195,33 @@ def compile_target(compiler, target, module, source, output, info_output, depfil
     if not kernels:
         fail("no kernels found in %s for %s (a kernel is an extern \"C\" __global__ function: "
              "KP_KERNEL in kp_device.cuh)" % (module, target))
+    return write_info(info_output, module, target, kind, kernels)
+
+
+def write_info(info_output, module, target, kind, kernels):
     info = {"module": module, "target": target, "kind": kind,
             "kernels": {n: kernels[n] for n in sorted(kernels)}}
     with open(info_output, "w") as fh:
         json.dump(info, fh, sort_keys=True)
         fh.write("\n")
     return info
+
+
+def store_ptx_entry(args, root):
+    """Caches the PTX an sm_XY compile kept as the compute_XY target's result
+    too: nvcc's --ptx for compute_XY runs the same front end on the same
+    source with the same flags (byte for byte the same PTX with nvcc 13), so
+    a PTX build after a cubin build of that architecture (CI's clang,
+    consumer and sanitizer builds) compiles nothing."""
+    target = "compute_" + args.target[len("sm_"):]
+    entry = os.path.join(root, kernel_cache.key(args.compiler, target, args.module, args.source,
+                                                args.include, (), False))
+    with open(args.ptx_output) as fh:
+        kernels = {n: {"params": p} for n, p in code_objects.ptx_params(fh.read()).items()}
+    with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
+        info = os.path.join(tmp, "info.json")
+        write_info(info, args.module, target, "ptx", kernels)
+        kernel_cache.store(entry, {"object": args.ptx_output, "info": info})
 
 
 def cached_compile(args):
@@ -221,6 +242,8 @@ def cached_compile(args):
                    ptx_output=args.ptx_output)
     if root:
         kernel_cache.store(entry, outputs)
+        if args.target.startswith("sm_"):
+            store_ptx_entry(args, root)
 
 
 def main():
