@@ -49,17 +49,26 @@ static const struct qcase qcases[] = {
     {QMATVEC, "qmatvec", MM_FORMATS, 14336, 4096, 2, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", MM_FORMATS, 4096, 14336, 4, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", MM_FORMATS, 14336, 4096, 4, KP_DTYPE_F32},
-    /* b8 runs the mat-vec, b9 the mat-mat: the crossover */
+    /* batches around the mat-vec/mat-mat crossover (QMV_CHUNKED_MAX_BATCH)
+     * and the tile choice (launch_matmul) of src/ops/quantized_products.c */
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 8, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 9, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 12, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 16, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 24, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 32, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 64, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 128, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 512, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 2048, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 8, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 9, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 12, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 16, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 24, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 32, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 64, KP_DTYPE_BF16},
+    {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 128, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 512, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 14336, 4096, 2048, KP_DTYPE_BF16},
     /* a Mixtral-style FFN up projection, 2 of 8 experts a token: generation
