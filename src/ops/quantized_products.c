@@ -153,34 +153,72 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
     return kp_launch_family_qf(stream, fam, format, &dims, args);
 }
 
-/* Batches up to this size run the mat-vec kernels, KP_QMATVEC_MAX_BATCH
- * rows a launch; larger ones the mat-mat. Measured on an H100 (kp-bench
- * qmatmul, 4096 x 4096 and 14336 x 4096, Q4_0/Q8_0/Q4_K/Q6_K): at batch 16
- * two mat-vec launches take 0.5-0.7x the mat-mat's time on 4096 rows and
- * about the same on 14336; at 64 the mat-mat is far ahead. That mat-mat
- * decoded its weights straight from global memory; the staged one of
- * tensor-core targets (kp_qmatmul_mma.cuh) is faster, and this crossover
- * was not measured again with it. */
+/* The mat-mat of tensor-core targets stages its tiles' weights in dynamic
+ * shared memory (kp_qmatmul_mma.cuh); the dp4a form of other targets holds
+ * two of the small tile's activation stages statically (its large tile runs
+ * small ones), the tensor-core form at most the MoE tile's list of its
+ * pairs. */
+static kp_status qmm_staged(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
+                            bool *staged)
+{
+    int static_shared = 0;
+    kp_status st = kp_family_qf_static_shared(dev, family, (int)f->format, &static_shared);
+    *staged = st == KP_OK && static_shared < 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_SMALL);
+    return st;
+}
+
+/* Batches above this size always run the mat-mat. */
 #define QMV_CHUNKED_MAX_BATCH 16
 
+/* Whether a product of `batch` rows runs the mat-vec kernels,
+ * KP_QMATVEC_MAX_BATCH rows a launch, rather than the mat-mat. Measured on
+ * an H100 (kp-bench qmatmul, bf16, 4096 x 4096 and 14336 x 4096, Q2_K-Q8_K,
+ * Q4_0, Q8_0, IQ4_XS, each path forced in turn): at batch 9, 12 and 16 the
+ * staged mat-mat's small tile ran 4096 rows (128 blocks for 132
+ * multiprocessors) at 0.60-1.08x the speed of two mat-vec launches, and
+ * 14336 rows (448 blocks) at 0.87-1.47x, below 1 only at batch 9 for Q2_K,
+ * Q4_K and IQ4_XS; at batch 24 three mat-vec launches ran at 0.76-1.12x the
+ * mat-mat's speed (Q4_0, Q8_0, Q4_K, Q6_K). So batches 9-16 take the
+ * mat-mat where its small tiles give every multiprocessor two blocks. The
+ * dp4a mat-mat of other targets was not measured against the mat-vec: they
+ * keep the mat-vec through batch 16. */
+static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int64_t batch,
+                             int64_t rows, bool *matvec)
+{
+    *matvec = batch <= KP_QMATVEC_MAX_BATCH;
+    if (*matvec || batch > QMV_CHUNKED_MAX_BATCH)
+        return KP_OK;
+    bool staged = false;
+    kp_status st = qmm_staged(stream->device, KP_KF_QMATMUL_SMALL, f, &staged);
+    uint64_t blocks = ((uint64_t)rows + KP_QMM_ROWS(KP_QMM_NB_SMALL) - 1) /
+                      KP_QMM_ROWS(KP_QMM_NB_SMALL) *
+                      (((uint64_t)batch + KP_QMM_NB_SMALL - 1) / KP_QMM_NB_SMALL);
+    *matvec = !staged || blocks < 2 * (uint64_t)stream->device->info.multiprocessors;
+    return st;
+}
+
 /* The products kernel for larger batches (the mat-mat): a block per tile of
- * weight rows x batch rows. The large tile (64 x 64) reuses each decoded
- * weight for 64 batch rows, but only past 32 batch rows and where it still
- * gives every multiprocessor a block; otherwise the small one (32 x 16)
- * keeps the device busy. Measured on an H100 (bf16 x and dst, each tile
- * forced in turn): at batch 64 the small tile runs 4096 rows 1.3-1.5x
- * faster and the large one 14336 rows 1.7-2.1x faster; at batch 512 and
- * 2048 the large tile is 1.7-2.7x faster on both. (Measured before the
- * tensor-core tiles staged their weights, not since.) The tensor-core
- * kernels take their stages as dynamic shared memory (kp_qmm_shared_bytes). */
+ * weight rows x batch rows. The large tile (64 x 64) decodes each weight
+ * once for 64 batch rows, the small one (32 x 16) for 16, in four times the
+ * blocks: the large one past batch 16 wherever its tiles fill three
+ * quarters of the multiprocessors or more. Measured on an H100 (as above,
+ * each tile forced in turn; staged kernels): at batch 9-16 the small tile
+ * was faster on both shapes; on 4096 rows (64 large tiles up to batch 64,
+ * 128 at 128) the small tile ran batch 24-64 1.0-2.7x faster (IQ4_XS 0.9x
+ * at 64) and the large one batch 128 1.0-1.9x faster; on 14336 rows (224
+ * large tiles) the large one ran batch 24 and 32 1.05-1.40x faster for six
+ * of nine formats (0.84-0.98x for Q2_K, Q4_K and Q5_K) and batch 64 and up
+ * faster for all. Targets with the dp4a tiles follow the same rule,
+ * unmeasured. The tensor-core kernels take their stages as dynamic shared
+ * memory (kp_qmm_shared_bytes). */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
                                const struct qformat_row *f, void **args)
 {
     uint64_t large_tiles = ((uint64_t)a->rows + KP_QMM_ROWS(KP_QMM_NB_LARGE) - 1) /
                            KP_QMM_ROWS(KP_QMM_NB_LARGE) *
                            (((uint64_t)a->batch + KP_QMM_NB_LARGE - 1) / KP_QMM_NB_LARGE);
-    bool small = a->batch <= 2 * KP_QMM_NB_SMALL ||
-                 large_tiles < (uint64_t)stream->device->info.multiprocessors;
+    bool small = a->batch <= KP_QMM_NB_SMALL ||
+                 4 * large_tiles < 3 * (uint64_t)stream->device->info.multiprocessors;
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE, mr = KP_QMM_ROWS(nb);
     uint64_t row_tiles = ((uint64_t)a->rows + mr - 1) / mr;  /* bounded by quantized_product */
     uint64_t batch_tiles = ((uint64_t)a->batch + nb - 1) / nb;
@@ -196,13 +234,9 @@ static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
 kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
                               int nb, unsigned *bytes)
 {
-    int static_shared = 0;
-    kp_status st = kp_family_qf_static_shared(dev, family, (int)f->format, &static_shared);
-    /* The dp4a form of either tile holds two of the small tile's stages
-     * statically (its large tile runs small ones); the tensor-core form's
-     * static shared memory is at most the MoE tile's list of its pairs. */
-    bool staged = static_shared < 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_SMALL);
-    *bytes = st == KP_OK && staged ? KP_QMM_SHARED_BYTES(f->elems, f->bytes, nb) : 0;
+    bool staged = false;
+    kp_status st = qmm_staged(dev, family, f, &staged);
+    *bytes = staged ? KP_QMM_SHARED_BYTES(f->elems, f->bytes, nb) : 0;
     return st;
 }
 
@@ -255,8 +289,9 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
     void *qs = base ? base + plan.qs : NULL, *meta = base ? base + plan.meta : NULL;
     /* Batches of 5..16 run the batch-8 kernel on at least one chunk: which
      * kind is loaded decides the activations' layout. */
-    bool chunked = xo.batch <= QMV_CHUNKED_MAX_BATCH, mma = false;
-    if (chunked && xo.batch > KP_QMATVEC_MAX_BATCH / 2)
+    bool chunked = false, mma = false;
+    st = runs_matvec(stream, f, xo.batch, w->rows, &chunked);
+    if (st == KP_OK && chunked && xo.batch > KP_QMATVEC_MAX_BATCH / 2)
         st = matvec_b8_on_mma(stream->device, (int)w->format, &mma);
     if (st == KP_OK && n_x)
         st = kp_qmv_quantize_act(stream, x, xo.batch, xo.n, xo.batch_stride, xo.stride, mma, base,

@@ -59,15 +59,26 @@ static void expect_matmul(int64_t rows, int64_t batch, const char *kernel, int n
 
 START_TEST(test_matmul_paths)
 {
-    /* up to 16 batch rows: the activations, then the mat-vec 8 rows a launch */
+    /* up to 8 batch rows: the activations, then the mat-vec */
     expect_matmul(100, 1, "qmatvec_q4_0_b1", 2, 100 / KP_QMV_ROWS_FOR(KP_QF_Q4_0, 1), 1);
+    /* 9..16: the mat-vec 8 rows a launch where the small tiles (32 weight
+     * rows x 16 batch rows) would not give each of the 4 multiprocessors two
+     * blocks, else the small tile */
     expect_matmul(100, 12, "qmatvec_q4_0_b4", 3, 25, 1);
     expect_matmul(100, 16, "qmatvec_q4_0_b8", 3, 25, 1);
-    /* 17..32: the small tile, 32 weight rows x 16 batch rows */
-    expect_matmul(100, 20, "qmatmul_q4_0_n16", 2, 4, 2);
-    /* larger: 64 x 64 where that still gives each of the 4 multiprocessors a block */
+    expect_matmul(300, 9, "qmatmul_q4_0_n16", 2, 10, 1);
+    expect_matmul(300, 16, "qmatmul_q4_0_n16", 2, 10, 1);
+    /* ... but the dp4a mat-mat (static stages) keeps the mat-vec */
+    fake.function_static_shared = 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_SMALL);
+    expect_matmul(300, 12, "qmatvec_q4_0_b4", 3, 75, 1);
+    fake.function_static_shared = 0;
+    /* larger: 64 x 64 where those tiles fill three quarters of the
+     * multiprocessors (3 of 4), else the small tile */
     expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
-    expect_matmul(60, 100, "qmatmul_q4_0_n16", 2, 2, 7);  /* 1 x 2 large tiles: too few */
+    expect_matmul(300, 20, "qmatmul_q4_0_n64", 2, 5, 1);
+    expect_matmul(192, 20, "qmatmul_q4_0_n64", 2, 3, 1);
+    expect_matmul(128, 20, "qmatmul_q4_0_n16", 2, 4, 2);  /* 2 large tiles: too few */
+    expect_matmul(60, 100, "qmatmul_q4_0_n16", 2, 2, 7);  /* 1 x 2 */
     ck_assert_uint_eq(fake.last_dims.block[0], KP_QMM_BLOCK);
 }
 END_TEST
