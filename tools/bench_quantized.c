@@ -49,8 +49,8 @@ static const struct qcase qcases[] = {
     {QMATVEC, "qmatvec", MM_FORMATS, 14336, 4096, 2, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", MM_FORMATS, 4096, 14336, 4, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", MM_FORMATS, 14336, 4096, 4, KP_DTYPE_F32},
-    /* batches around the mat-vec/mat-mat crossover (QMV_CHUNKED_MAX_BATCH)
-     * and the tile choice (launch_matmul) of src/ops/quantized_products.c */
+    /* batches around the mat-vec/mat-mat crossover and the tile choice
+     * (runs_matvec, launch_matmul in src/ops/quantized_products.c) */
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 8, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 9, KP_DTYPE_BF16},
     {QMATMUL, "qmatmul", MM_FORMATS, 4096, 4096, 12, KP_DTYPE_BF16},

@@ -219,7 +219,8 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
 // 1.05-1.28x, Q3_K 1.09-1.31x, Q5_K 1.03-1.34x, IQ4_XS 1.03-1.09x, Q6_K
 // 0.99-1.05x; Q8_K (0.98-1.03x) and Q2_K (0.81-1.03x) keep one loop.
 template <int F> struct kp_qmm_fixed_steps {
-    static constexpr bool value = kp_qmm_units<kp_qdecode<F>>::steps == 2 && F != KP_QF_Q2_K && F != KP_QF_Q8_K;
+    static constexpr bool value =
+        kp_qmm_units<kp_qdecode<F>>::steps == 2 && F != KP_QF_Q2_K && F != KP_QF_Q8_K;
 };
 
 // The tile of weight rows r0 .. x the batch rows `rows`.
