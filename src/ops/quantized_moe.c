@@ -90,9 +90,10 @@ static uint64_t moe_tiles(int64_t pairs, int64_t experts, int nb)
     return ((uint64_t)pairs + (uint64_t)nb - 1) / (uint64_t)nb + (uint64_t)experts;
 }
 
-/* The small batch tile up to 2 x its pairs per expert on average (as the
- * mat-mat picks it), and wherever the large one's tiles would not fit the
- * grid. */
+/* The small batch tile up to 2 x its pairs per expert on average, and
+ * wherever the large one's tiles would not fit the grid. (The plain
+ * mat-mat's rule before its staged tiles were measured, launch_matmul in
+ * quantized_products.c; not measured again for the experts' tiles.) */
 static bool moe_small_tiles(int64_t pairs, int64_t experts)
 {
     return pairs <= 2 * KP_QMM_NB_SMALL * experts &&
