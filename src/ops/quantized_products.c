@@ -167,6 +167,18 @@ static kp_status qmm_staged(kp_device *dev, enum kp_family_id family, const stru
     return st;
 }
 
+/* The mat-mat's tiles along the weight rows and the batch rows for the
+ * tile of nb batch rows (KP_QMM_NB_SMALL or KP_QMM_NB_LARGE). */
+static uint64_t qmm_row_tiles(int64_t rows, int nb)
+{
+    return ((uint64_t)rows + KP_QMM_ROWS(nb) - 1) / KP_QMM_ROWS(nb);
+}
+
+static uint64_t qmm_batch_tiles(int64_t batch, int nb)
+{
+    return ((uint64_t)batch + (uint64_t)nb - 1) / (uint64_t)nb;
+}
+
 /* Batches above this size always run the mat-mat. */
 #define QMV_CHUNKED_MAX_BATCH 16
 
@@ -190,9 +202,7 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
         return KP_OK;
     bool staged = false;
     kp_status st = qmm_staged(stream->device, KP_KF_QMATMUL_SMALL, f, &staged);
-    uint64_t blocks = ((uint64_t)rows + KP_QMM_ROWS(KP_QMM_NB_SMALL) - 1) /
-                      KP_QMM_ROWS(KP_QMM_NB_SMALL) *
-                      (((uint64_t)batch + KP_QMM_NB_SMALL - 1) / KP_QMM_NB_SMALL);
+    uint64_t blocks = qmm_row_tiles(rows, KP_QMM_NB_SMALL) * qmm_batch_tiles(batch, KP_QMM_NB_SMALL);
     *matvec = !staged || blocks < 2 * (uint64_t)stream->device->info.multiprocessors;
     return st;
 }
@@ -214,14 +224,13 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
                                const struct qformat_row *f, void **args)
 {
-    uint64_t large_tiles = ((uint64_t)a->rows + KP_QMM_ROWS(KP_QMM_NB_LARGE) - 1) /
-                           KP_QMM_ROWS(KP_QMM_NB_LARGE) *
-                           (((uint64_t)a->batch + KP_QMM_NB_LARGE - 1) / KP_QMM_NB_LARGE);
+    uint64_t large_tiles =
+        qmm_row_tiles(a->rows, KP_QMM_NB_LARGE) * qmm_batch_tiles(a->batch, KP_QMM_NB_LARGE);
     bool small = a->batch <= KP_QMM_NB_SMALL ||
                  4 * large_tiles < 3 * (uint64_t)stream->device->info.multiprocessors;
-    int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE, mr = KP_QMM_ROWS(nb);
-    uint64_t row_tiles = ((uint64_t)a->rows + mr - 1) / mr;  /* bounded by quantized_product */
-    uint64_t batch_tiles = ((uint64_t)a->batch + nb - 1) / nb;
+    int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
+    uint64_t row_tiles = qmm_row_tiles(a->rows, nb);  /* bounded by quantized_product */
+    uint64_t batch_tiles = qmm_batch_tiles(a->batch, nb);
     enum kp_family_id fam = small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE;
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)batch_tiles, 1},
                                   {KP_QMM_BLOCK, 1, 1}, 0, 0};
