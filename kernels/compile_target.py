@@ -207,7 +207,7 @@ def write_info(info_output, module, target, kind, kernels):
     return info
 
 
-def store_ptx_entry(args, root):
+def store_ptx_entry(args, root, info):
     """Caches the PTX an sm_XY compile kept as the compute_XY target's result
     too: nvcc's --ptx for compute_XY runs the same front end on the same
     source with the same flags (byte for byte the same PTX with nvcc 13), so
@@ -216,8 +216,8 @@ def store_ptx_entry(args, root):
     target = "compute_" + args.target[len("sm_"):]
     entry = os.path.join(root, kernel_cache.key(args.compiler, target, args.module, args.source,
                                                 args.include, (), False))
-    with open(args.ptx_output) as fh:
-        kernels = {n: {"params": p} for n, p in code_objects.ptx_params(fh.read()).items()}
+    # The cubin's description carries the PTX's parameter lists (compile_cubin).
+    kernels = {n: {"params": k["params"]} for n, k in info["kernels"].items()}
     with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
         info = os.path.join(tmp, "info.json")
         write_info(info, args.module, target, "ptx", kernels)
@@ -237,13 +237,13 @@ def cached_compile(args):
             files = [p for _t, _r, p in kernel_cache.inputs(args.source, args.include)]
             kernel_cache.write_depfile(args.depfile, args.output, files)
             return
-    compile_target(args.compiler, args.target, args.module, args.source, args.output,
-                   args.info_output, args.depfile, includes=args.include,
-                   ptx_output=args.ptx_output)
+    info = compile_target(args.compiler, args.target, args.module, args.source, args.output,
+                          args.info_output, args.depfile, includes=args.include,
+                          ptx_output=args.ptx_output)
     if root:
         kernel_cache.store(entry, outputs)
         if args.target.startswith("sm_"):
-            store_ptx_entry(args, root)
+            store_ptx_entry(args, root, info)
 
 
 def main():
