@@ -3,11 +3,13 @@
 build's parser): every module's bundle has an entry for every requested
 target, each entry holds every kernel the launchers request, and each
 kernel's wavefront size is the one its target runs (64 for gfx9, 32 for
-gfx10+)."""
+gfx10+). On the targets with matrix cores (CDNA: gfx908, gfx90a, gfx94x)
+the quantized mat-mat kernels must multiply with MFMA instructions, and no
+other quantized kernel, nor one of another target, may hold one."""
 
 import argparse
-import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,20 +17,42 @@ import tempfile
 
 
 def find_tool(name):
-    dirs = os.environ.get("PATH", "").split(os.pathsep)
-    if os.environ.get("ROCM_PATH"):
-        dirs.append(os.path.join(os.environ["ROCM_PATH"], "llvm", "bin"))
-    dirs += ["/opt/rocm/llvm/bin"] + sorted(glob.glob("/usr/lib/llvm-*/bin"), reverse=True)
-    for d in dirs:
-        for cand in (name, name + "-15", name + "-17"):
-            path = shutil.which(cand, path=d)
-            if path:
-                return path
+    """ROCm's own LLVM tool, else the newest versioned one: Debian's unversioned
+    names may be an older LLVM than the code objects' (LLVM 14's llvm-objdump
+    cannot read gfx940 code)."""
+    rocm = [os.path.join(os.environ["ROCM_PATH"], "llvm", "bin")] if os.environ.get("ROCM_PATH") else []
+    for d in rocm + ["/opt/rocm/llvm/bin"]:
+        path = shutil.which(name, path=d)
+        if path:
+            return path
+    for version in ("-19", "-18", "-17", "-16", "-15"):
+        path = shutil.which(name + version)
+        if path:
+            return path
+    path = shutil.which(name)
+    if path:
+        return path
     sys.exit("check_code_objects: %s not found (install llvm or ROCm's llvm)" % name)
 
 
 def run(*cmd):
     return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+
+
+MFMA_TARGETS = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942")
+MFMA_KERNELS = re.compile(r"^(qmatmul|qmoe_mm)_")
+
+
+def mfma_kernels(objdump, obj):
+    """The kernels of a code object whose code holds a v_mfma instruction."""
+    found, current = set(), None
+    for line in run(objdump, "-d", obj).splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            current = m.group(1)
+        elif current and "v_mfma_" in line:
+            found.add(current)
+    return found
 
 
 def main():
@@ -39,6 +63,7 @@ def main():
     p.add_argument("--expected", required=True, help="program printing 'module kernel' lines")
     args = p.parse_args()
     bundler, nm, readelf = find_tool("clang-offload-bundler"), find_tool("llvm-nm"), find_tool("llvm-readelf")
+    objdump = find_tool("llvm-objdump")
     expected = {}
     for line in run(args.expected).splitlines():
         mod, kernel = line.split()
@@ -67,7 +92,22 @@ def main():
                             if ".wavefront_size:" in l)
                 if sizes != {str(wave)}:
                     failures.append("%s/%s: wavefront sizes %s, expected %d" % (mod, target, sizes, wave))
-                print("%-10s %-10s %3d kernels, wave%d" % (mod, target, len(expected.get(mod, ())), wave))
+                if mod != "quantized":  # the only module with matrix-core code on AMD
+                    print("%-10s %-10s %3d kernels, wave%d" % (mod, target, len(expected.get(mod, ())), wave))
+                    continue
+                with_mfma = mfma_kernels(objdump, out)
+                if target.split(":")[0] in MFMA_TARGETS:
+                    want = set(k for k in expected.get(mod, ()) if MFMA_KERNELS.match(k))
+                    for kernel in sorted(want - with_mfma):
+                        failures.append("%s/%s: %s has no MFMA instruction" % (mod, target, kernel))
+                    for kernel in sorted(with_mfma - want):
+                        failures.append("%s/%s: %s holds MFMA instructions" % (mod, target, kernel))
+                else:
+                    want = set()
+                    for kernel in sorted(with_mfma):
+                        failures.append("%s/%s: %s holds MFMA instructions" % (mod, target, kernel))
+                print("%-10s %-10s %3d kernels, wave%d, %d with MFMA" % (mod, target, len(expected.get(mod, ())),
+                                                                        wave, len(want & with_mfma)))
     for f in failures:
         print("FAIL:", f)
     if not checked:

@@ -1,9 +1,11 @@
-// Matrix-instruction wrappers. Only NVIDIA sm_80+ has them here; callers
-// test KP_HAS_MMA_16 (16-bit and 8-bit integer products alike) and keep a
+// Matrix-instruction wrappers. NVIDIA sm_80+ has the mma.sync ones
+// (KP_HAS_MMA_16: 16-bit and 8-bit integer products alike), AMD's CDNA
+// targets the wave64 8-bit integer ones (KP_HAS_MFMA_I8); callers keep a
 // SIMT path for every other target.
 #pragma once
 
 #include "kp_device.cuh"
+#include "kp_mfma_lanes.h"
 
 #if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define KP_HAS_MMA_16 1
@@ -87,5 +89,49 @@ KP_DEVICE void kp_ldmatrix_x2(uint32_t r[2], const void *row) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
                  : "=r"(r[0]), "=r"(r[1])
                  : "r"(addr));
+}
+#endif
+
+// AMD matrix cores (CDNA: gfx908, gfx90a, gfx94x; wave64 only). The lanes'
+// roles are kp_mfma_lanes.h's: lane l gives word KP_MFMA_WORD(l) of each
+// 16-byte half of row / column KP_MFMA_IN(l) and gets rows
+// KP_MFMA_OUT_ROW(l, 0..3) of column KP_MFMA_OUT_COL(l). CDNA1 and 2 have
+// the 16 x 16 x 16 product: a half at a time, the lane's word being bytes
+// 4w.. of the instruction's k. CDNA3 has only the 16 x 16 x 32 one, whose
+// lane l gives k = 8w .. 8w + 7: the lane's lo and hi words go there, in A
+// and B alike, so the sum still runs over every byte of the item once.
+#if KP_HIP && (defined(__gfx908__) || defined(__gfx90a__))
+#define KP_HAS_MFMA_I8 1
+#define KP_MFMA_K32 0
+#elif KP_HIP && (defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__))
+#define KP_HAS_MFMA_I8 1
+#define KP_MFMA_K32 1
+#else
+#define KP_HAS_MFMA_I8 0
+#endif
+
+#if KP_HAS_MFMA_I8
+static_assert(KP_WAVE_SIZE == KP_MFMA_WAVE, "matrix cores run wave64");
+typedef int kp_mfma_i32x4 __attribute__((ext_vector_type(4)));
+
+// c + the product of one half: a and b are the lane's words of A and B.
+KP_DEVICE kp_mfma_i32x4 kp_mfma_s8_k16(int a, int b, kp_mfma_i32x4 c) {
+#if KP_MFMA_K32
+    return __builtin_amdgcn_mfma_i32_16x16x32_i8((long)(uint32_t)a, (long)(uint32_t)b, c, 0, 0, 0);
+#else
+    return __builtin_amdgcn_mfma_i32_16x16x16i8(a, b, c, 0, 0, 0);
+#endif
+}
+
+// c + the product over both halves (the lane's lo and hi words).
+KP_DEVICE kp_mfma_i32x4 kp_mfma_s8_k32(int a_lo, int a_hi, int b_lo, int b_hi, kp_mfma_i32x4 c) {
+#if KP_MFMA_K32
+    const long a = (long)((uint64_t)(uint32_t)a_lo | (uint64_t)(uint32_t)a_hi << 32);
+    const long b = (long)((uint64_t)(uint32_t)b_lo | (uint64_t)(uint32_t)b_hi << 32);
+    return __builtin_amdgcn_mfma_i32_16x16x32_i8(a, b, c, 0, 0, 0);
+#else
+    const kp_mfma_i32x4 lo = __builtin_amdgcn_mfma_i32_16x16x16i8(a_lo, b_lo, c, 0, 0, 0);
+    return __builtin_amdgcn_mfma_i32_16x16x16i8(a_hi, b_hi, lo, 0, 0, 0);
+#endif
 }
 #endif

@@ -12,7 +12,9 @@
 //    from global memory (kp_qdecode::item), into registers while the step
 //    before is multiplied, then stored in shared memory as 32 signed bytes
 //    with the format's bias subtracted, beside its f32 scales and offsets;
-//    a thread multiplies a few rows x a few batch rows with dp4a.
+//    a thread multiplies a few rows x a few batch rows with dp4a, or, on
+//    AMD's matrix cores (CDNA), a wave multiplies 16 rows x the 16 batch
+//    rows with MFMA (kp_qmm_waves).
 #pragma once
 #include "kp_async.cuh"
 #include "kp_mma.cuh"
@@ -307,6 +309,69 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
                              c.acc[j][k]);
         }
 }
+
+#if KP_HAS_MFMA_I8
+// On AMD matrix cores the products of a step are wave-wide 16 x 16 integer
+// products instead (kp_mma.cuh): wave v of the block's two multiplies rows
+// 16v .. 16v + 15 of the tile by its 16 batch rows, an item at a time, from
+// the same decoded weights and activations in shared memory; lane l reads
+// word KP_MFMA_WORD(l) of each half of row 16v + KP_MFMA_IN(l) and of batch
+// row KP_MFMA_IN(l), and scales the sums of rows 16v + KP_MFMA_OUT_ROW(l, r)
+// x batch row KP_MFMA_OUT_COL(l). The sums are the dp4a products' exactly,
+// scaled by the same code in the same order, so the two give the same
+// results bit for bit.
+template <int MR, int NB> struct kp_qmm_waves {
+    static_assert(NB == 16 && MR == 16 * (KP_QMM_BLOCK / KP_MFMA_WAVE), "a wave's 16 x 16 per 16 rows");
+    float acc[4];
+};
+
+template <typename D, int MR, int NB>
+KP_DEVICE void kp_qmm_products(const kp_qmm_smem<MR, NB> &s, kp_qmm_waves<MR, NB> &c) {
+    const int lane = threadIdx.x % KP_MFMA_WAVE, r16 = 16 * (threadIdx.x / KP_MFMA_WAVE);
+    const int ra = r16 + KP_MFMA_IN(lane), n = KP_MFMA_IN(lane), word = KP_MFMA_WORD(lane);
+    const kp_mfma_i32x4 zero = {0, 0, 0, 0};
+    // Not unrolled, as the dp4a form: unrolled, the items' loads and sums
+    // live together (up to 228 registers, Q2_K's large tile on gfx940).
+#pragma unroll 1
+    for (int i = 0; i < KP_QMM_ITEMS; i++) {
+        const int a_lo = ((const int *)&s.w[ra][kp_qmm_wslot(ra, i, 0)])[word];
+        const int a_hi = ((const int *)&s.w[ra][kp_qmm_wslot(ra, i, 1)])[word];
+        const int b_lo = ((const int *)&s.act.x[i][n][kp_qmm_half(n, 0)])[word];
+        const int b_hi = ((const int *)&s.act.x[i][n][kp_qmm_half(n, 1)])[word];
+        const uint2 m = s.act.x_meta[i][KP_MFMA_OUT_COL(lane)];  // its results' batch row
+        kp_mfma_i32x4 lo, hi = zero;  // formats with one scale: lo is the whole item's sum
+        if (D::split) {
+            lo = kp_mfma_s8_k16(a_lo, b_lo, zero);
+            hi = kp_mfma_s8_k16(a_hi, b_hi, zero);
+        } else {
+            lo = kp_mfma_s8_k32(a_lo, a_hi, b_lo, b_hi, zero);
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const float4 ws = s.w_scale[i][r16 + KP_MFMA_OUT_ROW(lane, r)];
+            c.acc[r] += kp_qitem_dot<D, false>(ws.x, ws.y, ws.z, ws.w, lo[r], hi[r], m);
+        }
+    }
+}
+
+template <int MR, int NB, typename B>
+KP_DEVICE void kp_qmm_write(const kp_qmm_waves<MR, NB> &c, const kp_qmv_args &a, void *dst, kp_idx r0,
+                            const B &rows) {
+    const int lane = threadIdx.x % KP_MFMA_WAVE, n = KP_MFMA_OUT_COL(lane);
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const kp_idx row = r0 + (kp_idx)(16 * (threadIdx.x / KP_MFMA_WAVE) + KP_MFMA_OUT_ROW(lane, r));
+        if (row < (kp_idx)a.rows && rows.has(n))
+            kp_qmv_store(dst, a.dst_dtype, (kp_idx)rows.dst_at(n) + row * (kp_idx)a.dst_row_stride,
+                         c.acc[r]);
+    }
+}
+
+// A tile's accumulators: on matrix cores, or a thread's dp4a results.
+template <int MR, int NB> using kp_qmm_acc = kp_qmm_waves<MR, NB>;
+#else
+template <int MR, int NB> using kp_qmm_acc = kp_qmm_warp<MR, NB>;
+#endif
 template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0);
@@ -339,7 +404,7 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
     __shared__ kp_qmm_smem<MR, NB> s[2];
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);
     const kp_idx steps = (items_per_row + KP_QMM_ITEMS - 1) / KP_QMM_ITEMS;
-    kp_qmm_warp<MR, NB> c = {};
+    kp_qmm_acc<MR, NB> c = {};
     kp_qmm_weight_rows wr;
     kp_qmm_weight_rows_init(wr, a, w, r0);
     kp_qmm_act_plan<NB> ap;
