@@ -110,7 +110,7 @@ static kp_status moe_grouped(kp_stream *stream, struct kp_qmoe_args *m, const st
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
     m->tile_batch = nb;
     enum kp_family_id fam = small ? KP_KF_QMOE_MM_SMALL : KP_KF_QMOE_MM_LARGE;
-    uint64_t row_tiles = ((uint64_t)m->mv.rows + KP_QMM_ROWS(nb) - 1) / KP_QMM_ROWS(nb);
+    uint64_t row_tiles = kp_qmm_row_tiles(m->mv.rows, nb);
     struct kp_launch_dims one = {{1, 1, 1}, {KP_QMOE_GROUP_BLOCK, 1, 1}, 0, 0};
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)moe_tiles(m->pairs, m->experts, nb), 1},
                                   {KP_QMM_BLOCK, 1, 1}, 0, 0};

@@ -154,8 +154,9 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
 }
 
 /* The mat-mat of tensor-core targets stages its tiles' weights in dynamic
- * shared memory (kp_qmatmul_mma.cuh); the dp4a form of other targets holds
- * two of the small tile's activation stages statically (its large tile runs
+ * shared memory (kp_qmatmul_mma.cuh); the form of other targets (dp4a, or
+ * MFMA on AMD's matrix cores) holds two of the small tile's activation
+ * stages statically (its large tile runs
  * small ones), the tensor-core form at most the MoE tile's list of its
  * pairs. */
 static kp_status qmm_staged(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
@@ -167,13 +168,12 @@ static kp_status qmm_staged(kp_device *dev, enum kp_family_id family, const stru
     return st;
 }
 
-/* The mat-mat's tiles along the weight rows and the batch rows for the
- * tile of nb batch rows (KP_QMM_NB_SMALL or KP_QMM_NB_LARGE). */
-static uint64_t qmm_row_tiles(int64_t rows, int nb)
+uint64_t kp_qmm_row_tiles(int64_t rows, int nb)
 {
     return ((uint64_t)rows + KP_QMM_ROWS(nb) - 1) / KP_QMM_ROWS(nb);
 }
 
+/* The mat-mat's tiles along the batch rows for the tile of nb batch rows. */
 static uint64_t qmm_batch_tiles(int64_t batch, int nb)
 {
     return ((uint64_t)batch + (uint64_t)nb - 1) / (uint64_t)nb;
@@ -192,8 +192,8 @@ static uint64_t qmm_batch_tiles(int64_t batch, int nb)
  * Q4_K and IQ4_XS; at batch 24 three mat-vec launches ran at 0.76-1.12x the
  * mat-mat's speed (Q4_0, Q8_0, Q4_K, Q6_K). So batches 9-16 take the
  * mat-mat where its small tiles give every multiprocessor two blocks. The
- * dp4a mat-mat of other targets was not measured against the mat-vec: they
- * keep the mat-vec through batch 16. */
+ * mat-mat of other targets (dp4a, or MFMA on AMD's matrix cores) was not
+ * measured against the mat-vec: they keep the mat-vec through batch 16. */
 static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int64_t batch,
                              int64_t rows, bool *matvec)
 {
@@ -202,7 +202,7 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
         return KP_OK;
     bool staged = false;
     kp_status st = qmm_staged(stream->device, KP_KF_QMATMUL_SMALL, f, &staged);
-    uint64_t blocks = qmm_row_tiles(rows, KP_QMM_NB_SMALL) * qmm_batch_tiles(batch, KP_QMM_NB_SMALL);
+    uint64_t blocks = kp_qmm_row_tiles(rows, KP_QMM_NB_SMALL) * qmm_batch_tiles(batch, KP_QMM_NB_SMALL);
     *matvec = !staged || blocks < 2 * (uint64_t)stream->device->info.multiprocessors;
     return st;
 }
@@ -218,18 +218,18 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
  * at 64) and the large one batch 128 1.0-1.9x faster; on 14336 rows (224
  * large tiles) the large one ran batch 24 and 32 1.05-1.40x faster for six
  * of nine formats (0.84-0.98x for Q2_K, Q4_K and Q5_K) and batch 64 and up
- * faster for all. Targets with the dp4a tiles follow the same rule,
- * unmeasured. The tensor-core kernels take their stages as dynamic shared
+ * faster for all. Other targets' tiles (dp4a, or MFMA on AMD's matrix
+ * cores) follow the same rule, unmeasured. The tensor-core kernels take their stages as dynamic shared
  * memory (kp_qmm_shared_bytes). */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
                                const struct qformat_row *f, void **args)
 {
     uint64_t large_tiles =
-        qmm_row_tiles(a->rows, KP_QMM_NB_LARGE) * qmm_batch_tiles(a->batch, KP_QMM_NB_LARGE);
+        kp_qmm_row_tiles(a->rows, KP_QMM_NB_LARGE) * qmm_batch_tiles(a->batch, KP_QMM_NB_LARGE);
     bool small = a->batch <= KP_QMM_NB_SMALL ||
                  4 * large_tiles < 3 * (uint64_t)stream->device->info.multiprocessors;
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
-    uint64_t row_tiles = qmm_row_tiles(a->rows, nb);  /* bounded by quantized_product */
+    uint64_t row_tiles = kp_qmm_row_tiles(a->rows, nb);  /* bounded by quantized_product */
     uint64_t batch_tiles = qmm_batch_tiles(a->batch, nb);
     enum kp_family_id fam = small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE;
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)batch_tiles, 1},
