@@ -8,6 +8,7 @@ the quantized mat-mat kernels must multiply with MFMA instructions, and no
 other quantized kernel, nor one of another target, may hold one."""
 
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -27,6 +28,11 @@ def find_tool(name):
             return path
     for version in ("-19", "-18", "-17", "-16", "-15"):
         path = shutil.which(name + version)
+        if path:
+            return path
+    llvm_dirs = glob.glob("/usr/lib/llvm-*/bin")
+    for d in sorted(llvm_dirs, key=lambda d: int(re.sub(r"\D", "", d) or 0), reverse=True):
+        path = shutil.which(name, path=d)
         if path:
             return path
     path = shutil.which(name)

@@ -156,9 +156,8 @@ static kp_status launch_matvec(kp_stream *stream, const struct kp_qmv_args *a, i
 /* The mat-mat of tensor-core targets stages its tiles' weights in dynamic
  * shared memory (kp_qmatmul_mma.cuh); the form of other targets (dp4a, or
  * MFMA on AMD's matrix cores) holds two of the small tile's activation
- * stages statically (its large tile runs
- * small ones), the tensor-core form at most the MoE tile's list of its
- * pairs. */
+ * stages statically (its large tile runs small ones), the tensor-core form
+ * at most the MoE tile's list of its pairs. */
 static kp_status qmm_staged(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
                             bool *staged)
 {
@@ -219,8 +218,8 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
  * large tiles) the large one ran batch 24 and 32 1.05-1.40x faster for six
  * of nine formats (0.84-0.98x for Q2_K, Q4_K and Q5_K) and batch 64 and up
  * faster for all. Other targets' tiles (dp4a, or MFMA on AMD's matrix
- * cores) follow the same rule, unmeasured. The tensor-core kernels take their stages as dynamic shared
- * memory (kp_qmm_shared_bytes). */
+ * cores) follow the same rule, unmeasured. The tensor-core kernels take
+ * their stages as dynamic shared memory (kp_qmm_shared_bytes). */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
                                const struct qformat_row *f, void **args)
 {
