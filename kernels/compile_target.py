@@ -207,7 +207,7 @@ def write_info(info_output, module, target, kind, kernels):
     return info
 
 
-def store_ptx_entry(args, root, info):
+def store_ptx_entry(args, root, cubin_info):
     """Caches the PTX an sm_XY compile kept as the compute_XY target's result
     too: nvcc's --ptx for compute_XY runs the same front end on the same
     source with the same flags (byte for byte the same PTX with nvcc 13), so
@@ -217,11 +217,11 @@ def store_ptx_entry(args, root, info):
     entry = os.path.join(root, kernel_cache.key(args.compiler, target, args.module, args.source,
                                                 args.include, (), False))
     # The cubin's description carries the PTX's parameter lists (compile_cubin).
-    kernels = {n: {"params": k["params"]} for n, k in info["kernels"].items()}
+    kernels = {n: {"params": k["params"]} for n, k in cubin_info["kernels"].items()}
     with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
-        info = os.path.join(tmp, "info.json")
-        write_info(info, args.module, target, "ptx", kernels)
-        kernel_cache.store(entry, {"object": args.ptx_output, "info": info})
+        info_path = os.path.join(tmp, "info.json")
+        write_info(info_path, args.module, target, "ptx", kernels)
+        kernel_cache.store(entry, {"object": args.ptx_output, "info": info_path})
 
 
 def cached_compile(args):
