@@ -31,12 +31,12 @@ KP_MATH1(erfc, erfcf, erfc)
 KP_MATH1(ceil, ceilf, ceil)
 KP_MATH1(floor, floorf, floor)
 KP_MATH1(round, roundf, round)  // half away from zero
-KP_DEVICE float kp_pow(float x, float p) { return powf(x, p); }
 KP_DEVICE double kp_pow(double x, double p) { return pow(x, p); }
 
 template <typename F> KP_DEVICE bool kp_is_neg_inf(F x) { return x < F(0) && isinf(x); }
 
 #include "kp_unary_lowp.cuh"
+#include "kp_pow.cuh"
 
 // x * sigmoid(t) = x / (1 + exp(-t)), through e = exp(-|t|) so that exp
 // never overflows: for t < 0 it is x e / (1 + e), which keeps tiny results
@@ -176,6 +176,22 @@ template <typename T, typename Op> struct kp_unary_fn {
         typedef typename kp_unary_math<T>::type M;
         return kp_store<T>(kp_unary_out(Op::apply(M(kp_load(x)), M(param))));
     }
+};
+// powf in f32, f16 and bf16: kp_pow.cuh, the exponent's cases settled once
+// a thread (f64 calls pow() through kp_op_powf).
+template <typename T, typename Pow> struct kp_unary_pow_fn {
+    Pow pow;
+    KP_DEVICE kp_unary_pow_fn(float p) : pow(p) {}
+    __device__ T operator()(T x) const { return kp_store<T>(pow(kp_load(x))); }
+};
+template <> struct kp_unary_fn<float, kp_op_powf> : kp_unary_pow_fn<float, kp_f32_pow> {
+    using kp_unary_pow_fn::kp_unary_pow_fn;
+};
+template <> struct kp_unary_fn<kp_f16, kp_op_powf> : kp_unary_pow_fn<kp_f16, kp_lowp_pow> {
+    using kp_unary_pow_fn::kp_unary_pow_fn;
+};
+template <> struct kp_unary_fn<kp_bf16, kp_op_powf> : kp_unary_pow_fn<kp_bf16, kp_lowp_pow> {
+    using kp_unary_pow_fn::kp_unary_pow_fn;
 };
 // copy moves the bits unchanged (16-bit NaN payloads included).
 template <typename T> struct kp_unary_fn<T, kp_op_copy> {

@@ -33,31 +33,6 @@ KP_DEVICE kp_lowp kp_fabs(kp_lowp x) { return kp_lp(fabsf(x.v)); }
 KP_DEVICE kp_lowp kp_ceil(kp_lowp x) { return kp_lp(ceilf(x.v)); }
 KP_DEVICE kp_lowp kp_floor(kp_lowp x) { return kp_lp(floorf(x.v)); }
 KP_DEVICE kp_lowp kp_round(kp_lowp x) { return kp_lp(roundf(x.v)); }
-// pow as exp2(p log2|x|), with the sign of an odd integer power of a
-// negative x, and NaN for a non-integer power of one. The exponent's error
-// is |p| times log2's: the hardware log2 (2^-22 absolute in [0.5, 2], 2 f32
-// ulp elsewhere) where |p| <= 64, log2f (1 ulp) above, so the result's
-// relative error stays below 2^-15 while |p log2|x|| < 128, far under half
-// a 16-bit ulp (p is the same for every element: no divergence).
-// Everything else goes to powf: zeros, subnormal, infinite and NaN x or p,
-// p = 0, |p| >= 2^24, and results beyond the normal f32 range. (Negative
-// inputs stay on the fast path: a warp whose lanes split between the two
-// would run both.)
-KP_DEVICE kp_lowp kp_pow(kp_lowp xl, kp_lowp pl) {
-    const float x = xl.v, p = pl.v, a = fabsf(x);
-    if (a >= 1.17549435e-38f && a < INFINITY && p != 0.0f && fabsf(p) < 16777216.0f) {
-        const bool integer = p == truncf(p);
-        const float t = p * (fabsf(p) <= 64.0f ? __log2f(a) : log2f(a));
-        if (x < 0.0f && !integer)
-            return kp_lp(NAN);
-        if (t > -126.0f && t < 128.0f) {
-            const float r = exp2f(t);
-            return kp_lp(x < 0.0f && ((int)p & 1) ? -r : r);
-        }
-    }
-    return kp_lp(powf(x, p));
-}
-
 // exp: the hardware exp2 flushes subnormal results, which bf16 can hold, so
 // arguments below -80 are raised by 24 ln 2 and the result scaled by 2^-24
 // (two selects instead of a second, exact exp).

@@ -3,9 +3,10 @@
  * layouts, special values (NaN, +-Inf, +-0, subnormals, extremes), the
  * parameters of elu and powf, in-place use, unsupported (op, dtype) pairs,
  * one tensor of more than 2^32 elements, every one of the 65536 inputs of
- * each op in f16 and bf16, and f32 gelu and gelu_erf over 70 million inputs
+ * each op in f16 and bf16, f32 gelu and gelu_erf over 70 million inputs
  * spread across the whole range (the worst error per band of x is printed:
- * ops.h quotes it).
+ * ops.h quotes it), f32 powf over 7 million at each of 11 exponents, and
+ * f32 powf's exact cases.
  *
  * Reference: computed in long double (at least double precision) from the
  * exact input element, then rounded to the dtype ("want"). Outputs are
@@ -23,6 +24,7 @@
  *   f32, f64:
  *     sqr, recip, sqrt                        1 ulp
  *     rsqrt                                   2 ulp
+ *     powf (f32)                              2 ulp
  *     exp, log, sin, cos, tanh, erf, powf     4 ulp
  *     silu, sigmoid, elu                      6 ulp
  *     gelu       6 ulp + 8 |v| / (1 + exp(v)) ulp, v = 2u the argument of
@@ -210,8 +212,10 @@ static double allowed_ulps(kp_unary_op op, kp_dtype dt, double x)
         return 1;
     case KP_UNARY_RSQRT:
         return 2;
+    case KP_UNARY_POWF:
+        return dt == KP_DTYPE_F32 ? 2 : 4;
     case KP_UNARY_EXP: case KP_UNARY_LOG: case KP_UNARY_SIN: case KP_UNARY_COS:
-    case KP_UNARY_TANH: case KP_UNARY_ERF: case KP_UNARY_POWF:
+    case KP_UNARY_TANH: case KP_UNARY_ERF:
         return 4;
     case KP_UNARY_SILU: case KP_UNARY_SIGMOID: case KP_UNARY_ELU:
         return 6;
@@ -664,6 +668,62 @@ START_TEST(test_sweep_f32_gelu)
 }
 END_TEST
 
+/* f32 powf (ops.h states its bound) over inputs from every binade of both
+ * signs, bit patterns 613 apart (7 million; 61001 apart, 70 thousand, for
+ * the sanitizer runs), at the 16-bit sweep's exponents and the default. */
+START_TEST(test_sweep_f32_powf)
+{
+    const double p = _i < N_SWEEP_EXPONENTS ? sweep_exponents[_i] : POWF_EXPONENT;
+    const uint64_t step = getenv("KP_TEST_SKIP_BIG") ? 61001 : 613;
+    sweep(KP_UNARY_POWF, KP_DTYPE_F32, p, ((1ull << 32) + step - 1) / step, step);
+}
+END_TEST
+
+/* f32 powf is exact where the exact result is a float: integer powers of
+ * integers (negative powers: of powers of two), and square roots and their
+ * cubes of squares, both signs where the power is an integer, up to 2^24. */
+START_TEST(test_f32_powf_exact)
+{
+    enum { N = 4096 };
+    static const double exponents[] = {2, 3, 0.5, 1.5, -1, -2};
+    struct gpu_buf src, dst;
+    gpu_buf_alloc(&src, 2 * N * sizeof(float));
+    gpu_buf_alloc(&dst, 2 * N * sizeof(float));
+    for (size_t e = 0; e < sizeof(exponents) / sizeof(exponents[0]); e++) {
+        const double p = exponents[e];
+        const bool root = p != floor(p);
+        float *in = src.host;
+        size_t n = 0;
+        for (int k = 1; k <= N; k++) {
+            const double x = root ? (double)k * k : k;
+            if (fabs(pow(x, p)) > 16777216.0 || x > 16777216.0)
+                break;
+            in[n++] = (float)x;
+            if (!root)
+                in[n++] = (float)-x;
+        }
+        gpu_buf_upload(&src);
+        kp_tensor s = gpu_tensor(&src, KP_DTYPE_F32, 1, (const int64_t[]){(int64_t)n}, NULL, 0);
+        kp_tensor d = gpu_tensor(&dst, KP_DTYPE_F32, 1, (const int64_t[]){(int64_t)n}, NULL, 0);
+        CK_OK(kp_unary(gpu_stream, KP_UNARY_POWF, &d, &s, p));
+        gpu_buf_download(&dst);
+        const float *out = dst.host;
+        size_t checked = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double want = pow((double)in[i], p);
+            if ((double)(float)want != want)
+                continue;  /* 1/k and 1/k^2 are exact only for powers of two */
+            checked++;
+            if ((double)out[i] != want)
+                ck_abort_msg("powf f32 (%g)^%g = %.9g, want %.9g exactly", in[i], p, out[i], want);
+        }
+        ck_assert_msg(checked >= 16, "powf exact cases: only %zu checked at p = %g", checked, p);
+    }
+    gpu_buf_free(&src);
+    gpu_buf_free(&dst);
+}
+END_TEST
+
 /* BIG: 2^32 + 4099 one-byte elements in and out, so this test allocates
  * ~8.6 GB of GPU memory. It checks that the contiguous path indexes past
  * 2^32 elements: the input is a pattern whose period (a prime) does not
@@ -747,6 +807,8 @@ int main(void)
     tcase_add_loop_test(tc, test_sweep_16bit, 0, 2 * N_OPS);
     tcase_add_loop_test(tc, test_sweep_16bit_powf_exponents, 0, 2 * N_SWEEP_EXPONENTS);
     tcase_add_loop_test(tc, test_sweep_f32_gelu, 0, 2);
+    tcase_add_loop_test(tc, test_sweep_f32_powf, 0, N_SWEEP_EXPONENTS + 1);
+    tcase_add_test(tc, test_f32_powf_exact);
     suite_add_tcase(s, tc);
     /* Separate so that its size shows in the log: ~8.6 GB of GPU memory. */
     TCase *big = tcase_create("big (allocates ~8.6 GB of GPU memory)");
