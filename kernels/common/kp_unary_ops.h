@@ -12,12 +12,12 @@
  * and VPT is how the contiguous kernel is laid over the tensor:
  *   4  a grid covering it once, each thread loading four 16-byte vectors
  *      before it computes any: on an H100 (kp-bench, 2^28 elements) every
- *      op then runs at 98.4-100 % of the copy bandwidth in f16 and bf16,
- *      and every op but powf in f32, where a grid-stride loop over at most
- *      32 blocks a multiprocessor, one vector a step, gave 92-96 % (gelu_erf
- *      78 %, 16-bit powf 91 %);
- *   1  that grid-stride loop, which no op takes now (f32 powf, compute-bound
- *      at 87 %, measured the same both ways).
+ *      op then runs at 98-100 % of the copy bandwidth in f32, f16 and bf16
+ *      (powf with its own pow, kp_pow.cuh), where a grid-stride loop over at
+ *      most 32 blocks a multiprocessor, one vector a step, gave 92-96 %
+ *      (gelu_erf 78 %, 16-bit powf 91 %);
+ *   1  that grid-stride loop, which no op takes now (powf took it while it
+ *      called libm's powf for every element, compute-bound at 85-87 %).
  * Order matches enum kp_unary_op. */
 #ifndef KP_UNARY_OPS_H
 #define KP_UNARY_OPS_H
