@@ -112,7 +112,8 @@ KP_API kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tens
  * shrink. f32 powf computes log2|x| in two floats and is within 2 ulp (the
  * tests sweep 77 million inputs and see at most 1) and exact where the
  * result is a float for integer powers of integers up to 2^24, square roots
- * of squares and their cubes, and negative powers of powers of two. In f32, over 70 million inputs spread across the whole range, the
+ * of squares and their cubes, and negative powers of powers of two. In
+ * f32, over 70 million inputs spread across the whole range, the
  * worst seen is, for x >= 0 / -1 <= x < 0 / -3 <= x < -1 / -5 <= x < -3 /
  * below: gelu 2 / 3 / 13 / 35 / 182 ulp, gelu_erf 5 / 4 / 12 / 23 / 189 ulp
  * (tests/gpu/test_unary.c sweeps them and asserts 6 + 8|v|/(1 + e^v) ulp for

@@ -25,7 +25,8 @@
  *     sqr, recip, sqrt                        1 ulp
  *     rsqrt                                   2 ulp
  *     powf (f32)                              2 ulp
- *     exp, log, sin, cos, tanh, erf, powf     4 ulp
+ *     exp, log, sin, cos, tanh, erf,
+ *     powf (f64)                              4 ulp
  *     silu, sigmoid, elu                      6 ulp
  *     gelu       6 ulp + 8 |v| / (1 + exp(v)) ulp, v = 2u the argument of
  *                the sigmoid: the rounding of v in the dtype moves the
