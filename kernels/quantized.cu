@@ -482,12 +482,22 @@ KP_QMV_ACT(bf16, kp_bf16)
 // Each item is decoded once per row and used for every batch row with
 // integer dot products; the f32 sums are reduced across the block at the
 // end of each row group.
-template <typename D, int R, int IPT = 1> struct kp_qmv_shape {
+template <typename D, int R, int IPT = 1, bool BY_ROW = false> struct kp_qmv_shape {
     static constexpr int items = IPT * KP_QMV_ITEMS;                   // per row
     static constexpr int tile_bytes = items / D::items * D::bytes;     // per row
+    // The tile's weights are copied in 16-byte pieces (kp_qmv_piece): with
+    // BY_ROW, a row's by one group of 32 threads, group g taking rows g,
+    // g + KP_QMV_BLOCK / 32, ... (rows_per_group of them), each in row_steps
+    // steps; otherwise piece c of the tile's w_chunks (row-major) by thread
+    // c % KP_QMV_BLOCK.
+    static constexpr bool by_row = BY_ROW;
     static constexpr int w_chunks = R * tile_bytes / 16;
-    static constexpr int w_per_thread = (w_chunks + KP_QMV_BLOCK - 1) / KP_QMV_BLOCK;
+    static constexpr int rows_per_group = BY_ROW ? R / (KP_QMV_BLOCK / 32) : 1;
+    static constexpr int row_steps = (tile_bytes / 16 + 31) / 32;
+    static constexpr int w_per_thread = BY_ROW ? rows_per_group * row_steps
+                                               : (w_chunks + KP_QMV_BLOCK - 1) / KP_QMV_BLOCK;
     static_assert(tile_bytes % 16 == 0, "tiles are whole 16-byte pieces of a row");
+    static_assert(!BY_ROW || R % (KP_QMV_BLOCK / 32) == 0, "every group of 32 threads copies as many rows");
 };
 
 // The first `valid` bytes (even, fewer than 16) at p: a row's last piece of
@@ -572,31 +582,47 @@ template <typename S> struct kp_qmv_pending {
 #endif
 };
 
-// Whether piece c (16 bytes, c = thread + u * KP_QMV_BLOCK) of a tile with
-// w_bytes bytes per row, row r, byte k, is copied in 16 bytes.
-template <typename S> KP_DEVICE bool kp_qmv_piece(int c, int nrows, int w_bytes, int &r, int &k) {
-    constexpr int w_row = S::tile_bytes / 16;
-    r = c / w_row;
-    k = (c - r * w_row) * 16;
-    return c < S::w_chunks && r < nrows && k + 16 <= w_bytes;
+// With S::by_row, row j of the S::rows_per_group rows of a tile whose
+// pieces this thread copies.
+template <typename S> KP_DEVICE int kp_qmv_piece_row(int j) {
+    return (int)threadIdx.x / 32 + j * (KP_QMV_BLOCK / 32);
+}
+
+// This thread's piece u: row r of the tile, byte k of the row, and whether
+// it is copied in 16 bytes (a tile of w_bytes bytes per row, nrows rows).
+template <typename S> KP_DEVICE bool kp_qmv_piece(int u, int nrows, int w_bytes, int &r, int &k) {
+    if constexpr (S::by_row) {
+        r = kp_qmv_piece_row<S>(u / S::row_steps);
+        k = ((int)threadIdx.x % 32 + u % S::row_steps * 32) * 16;
+        return r < nrows && k + 16 <= w_bytes;
+    } else {
+        constexpr int w_row = S::tile_bytes / 16;
+        const int c = threadIdx.x + u * KP_QMV_BLOCK;
+        r = c / w_row;
+        k = (c - r * w_row) * 16;
+        return c < S::w_chunks && r < nrows && k + 16 <= w_bytes;
+    }
 }
 
 // Queues the copy of a tile's weights into a stage: 16-byte pieces, and a
 // row's last piece of under 16 bytes (a short last tile) read here; weights
-// not 16-byte aligned are copied here in 2-byte pieces.
+// not 16-byte aligned are copied here in 2-byte pieces. With S::by_row the
+// pieces come from src[j] + at: rows kp_qmv_piece_row(j) at the tile's
+// first byte, which saves a 64-bit product a piece.
 template <typename S>
 KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
-                            kp_idx w_stride, kp_qmv_pending<S> &p) {
+                            kp_idx w_stride, const uint8_t *const (&src)[S::rows_per_group], kp_idx at,
+                            kp_qmv_pending<S> &p) {
     if (a.vector == 16) {
 #pragma unroll
         for (int u = 0; u < S::w_per_thread; u++) {
             int r, k;
-            const int c = threadIdx.x + u * KP_QMV_BLOCK;
-            if (kp_qmv_piece<S>(c, nrows, t.w_bytes, r, k)) {
+            if (kp_qmv_piece<S>(u, nrows, t.w_bytes, r, k)) {
+                const uint8_t *from = S::by_row ? src[u / S::row_steps] + at + k : t.w + r * w_stride + k;
 #if KP_HAS_ASYNC_COPY
-                kp_async_copy16(stage + c * 16, t.w + r * w_stride + k);
+                kp_async_copy16(stage + r * S::tile_bytes + k, from);
 #else
-                p.w[u] = *(const uint4 *)(t.w + r * w_stride + k);
+                p.w[u] = *(const uint4 *)from;
 #endif
             }
         }
@@ -631,9 +657,8 @@ template <typename S> KP_DEVICE void kp_qmv_land(kp_qmv_pending<S> &p) {
 #pragma unroll
     for (int u = 0; u < S::w_per_thread; u++) {
         int r, k;
-        const int c = threadIdx.x + u * KP_QMV_BLOCK;
-        if (kp_qmv_piece<S>(c, p.nrows, p.w_bytes, r, k))
-            ((uint4 *)p.stage)[c] = p.w[u];
+        if (kp_qmv_piece<S>(u, p.nrows, p.w_bytes, r, k))
+            *(uint4 *)(p.stage + r * S::tile_bytes + k) = p.w[u];
     }
     p.stage = NULL;
 #else
@@ -677,7 +702,7 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
     const kp_idx q_step = (kp_idx)a.cols / 16;
 #pragma unroll
     for (int b = 0; b < B; b++) {
-        if (b >= a.batch) continue;
+        if (b > 0 && b >= a.batch) continue;  // batch row 0 always exists
         const uint4 x[2] = {q[b * q_step], q[b * q_step + 1]};
         const uint2 meta = *(const uint2 *)(m + b * meta_stride);
 #pragma unroll
@@ -685,6 +710,21 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
             if (k < nrows) acc[k][b] += kp_qmv_dot<D>(wi[k], x, meta);
     }
 }
+
+// Whether a tile's rows are copied one by each group of 32 threads
+// (kp_qmv_shape) rather than in the block-wide order. Measured on an H200
+// (kp-bench, % of copy, 4096 x 14336 / 14336 x 4096, means of 3 runs, two
+// sessions of runs): batch 1's two-row tiles gained, Q4_0 69.5 -> 72-73 /
+// 67 -> 69-70, Q4_K 64.5 -> 65 / 63 -> 66-67, Q8_0 77 -> 77.5 / 81 -> 82.5,
+// Q8_K 77 -> 80 / 77 -> 87, and so did batch 2: Q4_0 +4-5, Q4_K +2-3, Q6_K
+// +3, Q8_0 -1..+1. Batch 1's four-row tiles lost 7-10 points on the long
+// rows (Q5_0, Q5_1, Q6_K) and batch 4 was mixed (Q4_0 -4.5 / +3): they keep
+// the block-wide order. (Launched without the overlap with the activation
+// kernel, those long rows ran level with the block-wide order.) Only
+// measured where tiles are copied asynchronously, so only there.
+template <int B, int R> struct kp_qmv_copy_by_row {
+    static constexpr bool value = KP_HAS_ASYNC_COPY && ((B == 1 && R == 2) || B == 2);
+};
 
 // Items a thread takes from each tile (IPT): thread t takes items t,
 // t + KP_QMV_BLOCK, ... of it, so that a tile's fixed costs (queueing its
@@ -716,7 +756,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
     constexpr int WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
-    typedef kp_qmv_shape<D, R, IPT> S;
+    typedef kp_qmv_shape<D, R, IPT, kp_qmv_copy_by_row<B, R>::value> S;
     constexpr bool by_row = kp_qmv_act_by_row<D, B>::value, prefetch = kp_qmv_prefetch_act<B>::value;
     static_assert(IPT == 1 || !by_row, "one batch row at a time takes one item a tile");
     constexpr int stage_bytes = R * S::tile_bytes + 16;  // + the slack kp_qld_run reads
@@ -748,11 +788,20 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         for (int k = 0; k < R; k++)
 #pragma unroll
             for (int b = 0; b < B; b++) acc[k][b] = 0.0f;
+        // With S::by_row, the rows whose tiles this thread copies
+        // (kp_qmv_piece_row; a row past the last copies nothing).
+        const uint8_t *row_src[S::rows_per_group];
+#pragma unroll
+        for (int j = 0; j < S::rows_per_group; j++) {
+            const int r = S::by_row ? kp_qmv_piece_row<S>(j) : 0;
+            row_src[j] = w + (r0 + (r < nrows ? r : nrows - 1)) * w_stride;
+        }
         kp_qmv_pending<S> pending{};
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
             if ((kp_idx)s < tiles)
-                kp_qmv_issue<S>(stages + s * stage_bytes, a, tile_at(r0, s), nrows, w_stride, pending);
+                kp_qmv_issue<S>(stages + s * stage_bytes, a, tile_at(r0, s), nrows, w_stride,
+                                row_src, (kp_idx)s * S::tile_bytes, pending);
             kp_qmv_land(pending);
             kp_async_commit();  // empty groups too: the wait below counts groups
         }
@@ -775,7 +824,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             const int fill = stage == 0 ? STAGES - 1 : stage - 1;
             if (t + STAGES - 1 < tiles)
                 kp_qmv_issue<S>(stages + fill * stage_bytes, a, tile_at(r0, t + STAGES - 1), nrows,
-                                w_stride, pending);
+                                w_stride, row_src, (t + STAGES - 1) * S::tile_bytes, pending);
             kp_async_commit();
             const uint8_t *tile = stages + stage * stage_bytes;
             stage = stage + 1 == STAGES ? 0 : stage + 1;
@@ -815,7 +864,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
                         D::item(tile + k * S::tile_bytes + it / D::items * D::bytes, it % D::items, wi);
 #pragma unroll
                         for (int b = 0; b < B; b++) {
-                            if (b >= a.batch) continue;
+                            if (b > 0 && b >= a.batch) continue;  // batch row 0 always exists
                             acc[k][b] += kp_qmv_dot<D>(wi, act[j].qs[b], act[j].meta[b]);
                         }
                     }
