@@ -713,17 +713,22 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
 
 // Whether a tile's rows are copied one by each group of 32 threads
 // (kp_qmv_shape) rather than in the block-wide order. Measured on an H200
-// (kp-bench, % of copy, 4096 x 14336 / 14336 x 4096, means of 3 runs, two
-// sessions of runs): batch 1's two-row tiles gained, Q4_0 69.5 -> 72-73 /
-// 67 -> 69-70, Q4_K 64.5 -> 65 / 63 -> 66-67, Q8_0 77 -> 77.5 / 81 -> 82.5,
-// Q8_K 77 -> 80 / 77 -> 87, and so did batch 2: Q4_0 +4-5, Q4_K +2-3, Q6_K
-// +3, Q8_0 -1..+1. Batch 1's four-row tiles lost 7-10 points on the long
-// rows (Q5_0, Q5_1, Q6_K) and batch 4 was mixed (Q4_0 -4.5 / +3): they keep
-// the block-wide order. (Launched without the overlap with the activation
-// kernel, those long rows ran level with the block-wide order.) Only
-// measured where tiles are copied asynchronously, so only there.
-template <int B, int R> struct kp_qmv_copy_by_row {
-    static constexpr bool value = KP_HAS_ASYNC_COPY && ((B == 1 && R == 2) || B == 2);
+// (kp-bench, % of copy, 4096 x 14336 / 14336 x 4096, means of 2-3 runs in
+// each of three sessions of runs): batch 1's two-row tiles gained, Q4_0
+// 69.5 -> 72-73 / 67 -> 69-70, Q4_K 64.5 -> 65 / 63 -> 66-67, Q8_0 77 ->
+// 77.5 / 81 -> 82.5, Q8_K 77 -> 80 / 77 -> 87, and so did batch 2 for the
+// formats measured there: Q4_0 +4-5, Q4_K +2-3, Q6_K +3, Q8_0 -1..+1. Batch
+// 1's four-row tiles lost 7-10 points on the long rows (Q5_0, Q5_1, Q6_K)
+// and batch 4 was mixed (Q4_0 -4.5 / +3): they keep the block-wide order,
+// as do the formats not measured at batch 2. (Launched without the overlap
+// with the activation kernel, those long rows ran level with the
+// block-wide order.) Only measured where tiles are copied asynchronously,
+// so only there.
+template <int F, int B, int R> struct kp_qmv_copy_by_row {
+    static constexpr bool value =
+        KP_HAS_ASYNC_COPY &&
+        ((B == 1 && R == 2) ||
+         (B == 2 && (F == KP_QF_Q4_0 || F == KP_QF_Q4_K || F == KP_QF_Q6_K || F == KP_QF_Q8_0)));
 };
 
 // Items a thread takes from each tile (IPT): thread t takes items t,
@@ -756,7 +761,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
                           const kp_qmv_meta *act_meta, void *dst) {
     typedef kp_qdecode<F> D;
     constexpr int WAVES = KP_QMV_BLOCK / 32, STAGES = KP_QMV_STAGES;
-    typedef kp_qmv_shape<D, R, IPT, kp_qmv_copy_by_row<B, R>::value> S;
+    typedef kp_qmv_shape<D, R, IPT, kp_qmv_copy_by_row<F, B, R>::value> S;
     constexpr bool by_row = kp_qmv_act_by_row<D, B>::value, prefetch = kp_qmv_prefetch_act<B>::value;
     static_assert(IPT == 1 || !by_row, "one batch row at a time takes one item a tile");
     constexpr int stage_bytes = R * S::tile_bytes + 16;  // + the slack kp_qld_run reads

@@ -43,10 +43,10 @@ static const struct qcase qcases[] = {
     {QMATVEC, "qmatvec", EACH_FORMAT, 4096, 14336, 8, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 1, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 8, KP_DTYPE_F32},
-    /* more of the mat-vec's batch range, for the mat-mat's formats: 2 (two
-     * sequences, or a token and its draft) and 4 */
-    {QMATVEC, "qmatvec", MM_FORMATS, 4096, 14336, 2, KP_DTYPE_F32},
-    {QMATVEC, "qmatvec", MM_FORMATS, 14336, 4096, 2, KP_DTYPE_F32},
+    /* more of the mat-vec's batch range: 2 (two sequences, or a token and
+     * its draft) for every format, 4 for the mat-mat's formats */
+    {QMATVEC, "qmatvec", EACH_FORMAT, 4096, 14336, 2, KP_DTYPE_F32},
+    {QMATVEC, "qmatvec", EACH_FORMAT, 14336, 4096, 2, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", MM_FORMATS, 4096, 14336, 4, KP_DTYPE_F32},
     {QMATVEC, "qmatvec", MM_FORMATS, 14336, 4096, 4, KP_DTYPE_F32},
     /* batches around the mat-vec/mat-mat crossover and the tile choice
