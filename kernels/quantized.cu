@@ -482,22 +482,23 @@ KP_QMV_ACT(bf16, kp_bf16)
 // Each item is decoded once per row and used for every batch row with
 // integer dot products; the f32 sums are reduced across the block at the
 // end of each row group.
-template <typename D, int R, int IPT = 1, bool BY_ROW = false> struct kp_qmv_shape {
+template <typename D, int R, int IPT = 1, bool COPY_BY_ROW = false> struct kp_qmv_shape {
     static constexpr int items = IPT * KP_QMV_ITEMS;                   // per row
     static constexpr int tile_bytes = items / D::items * D::bytes;     // per row
     // The tile's weights are copied in 16-byte pieces (kp_qmv_piece): with
-    // BY_ROW, a row's by one group of 32 threads, group g taking rows g,
+    // COPY_BY_ROW, a row's by one group of 32 threads, group g taking rows g,
     // g + KP_QMV_BLOCK / 32, ... (rows_per_group of them), each in row_steps
     // steps; otherwise piece c of the tile's w_chunks (row-major) by thread
     // c % KP_QMV_BLOCK.
-    static constexpr bool by_row = BY_ROW;
+    static constexpr bool copy_by_row = COPY_BY_ROW;
     static constexpr int w_chunks = R * tile_bytes / 16;
-    static constexpr int rows_per_group = BY_ROW ? R / (KP_QMV_BLOCK / 32) : 1;
+    static constexpr int rows_per_group = COPY_BY_ROW ? R / (KP_QMV_BLOCK / 32) : 1;
     static constexpr int row_steps = (tile_bytes / 16 + 31) / 32;
-    static constexpr int w_per_thread = BY_ROW ? rows_per_group * row_steps
+    static constexpr int w_per_thread = COPY_BY_ROW ? rows_per_group * row_steps
                                                : (w_chunks + KP_QMV_BLOCK - 1) / KP_QMV_BLOCK;
     static_assert(tile_bytes % 16 == 0, "tiles are whole 16-byte pieces of a row");
-    static_assert(!BY_ROW || R % (KP_QMV_BLOCK / 32) == 0, "every group of 32 threads copies as many rows");
+    static_assert(!COPY_BY_ROW || R % (KP_QMV_BLOCK / 32) == 0,
+                  "every group of 32 threads copies as many rows");
 };
 
 // The first `valid` bytes (even, fewer than 16) at p: a row's last piece of
@@ -582,17 +583,17 @@ template <typename S> struct kp_qmv_pending {
 #endif
 };
 
-// With S::by_row, row j of the S::rows_per_group rows of a tile whose
-// pieces this thread copies.
-template <typename S> KP_DEVICE int kp_qmv_piece_row(int j) {
+// With S::copy_by_row (kp_qmv_shape), row j of the S::rows_per_group rows
+// of a tile whose pieces this thread copies.
+KP_DEVICE int kp_qmv_piece_row(int j) {
     return (int)threadIdx.x / 32 + j * (KP_QMV_BLOCK / 32);
 }
 
 // This thread's piece u: row r of the tile, byte k of the row, and whether
 // it is copied in 16 bytes (a tile of w_bytes bytes per row, nrows rows).
 template <typename S> KP_DEVICE bool kp_qmv_piece(int u, int nrows, int w_bytes, int &r, int &k) {
-    if constexpr (S::by_row) {
-        r = kp_qmv_piece_row<S>(u / S::row_steps);
+    if constexpr (S::copy_by_row) {
+        r = kp_qmv_piece_row(u / S::row_steps);
         k = ((int)threadIdx.x % 32 + u % S::row_steps * 32) * 16;
         return r < nrows && k + 16 <= w_bytes;
     } else {
@@ -606,9 +607,9 @@ template <typename S> KP_DEVICE bool kp_qmv_piece(int u, int nrows, int w_bytes,
 
 // Queues the copy of a tile's weights into a stage: 16-byte pieces, and a
 // row's last piece of under 16 bytes (a short last tile) read here; weights
-// not 16-byte aligned are copied here in 2-byte pieces. With S::by_row the
-// pieces come from src[j] + at: rows kp_qmv_piece_row(j) at the tile's
-// first byte, which saves a 64-bit product a piece.
+// not 16-byte aligned are copied here in 2-byte pieces. With
+// S::copy_by_row the pieces come from src[j] + at: rows kp_qmv_piece_row(j)
+// at the tile's first byte, which saves a 64-bit product a piece.
 template <typename S>
 KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
                             kp_idx w_stride, const uint8_t *const (&src)[S::rows_per_group], kp_idx at,
@@ -618,7 +619,8 @@ KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_t
         for (int u = 0; u < S::w_per_thread; u++) {
             int r, k;
             if (kp_qmv_piece<S>(u, nrows, t.w_bytes, r, k)) {
-                const uint8_t *from = S::by_row ? src[u / S::row_steps] + at + k : t.w + r * w_stride + k;
+                const uint8_t *from =
+                    S::copy_by_row ? src[u / S::row_steps] + at + k : t.w + r * w_stride + k;
 #if KP_HAS_ASYNC_COPY
                 kp_async_copy16(stage + r * S::tile_bytes + k, from);
 #else
@@ -793,12 +795,12 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         for (int k = 0; k < R; k++)
 #pragma unroll
             for (int b = 0; b < B; b++) acc[k][b] = 0.0f;
-        // With S::by_row, the rows whose tiles this thread copies
+        // With S::copy_by_row, the rows whose tiles this thread copies
         // (kp_qmv_piece_row; a row past the last copies nothing).
         const uint8_t *row_src[S::rows_per_group];
 #pragma unroll
         for (int j = 0; j < S::rows_per_group; j++) {
-            const int r = S::by_row ? kp_qmv_piece_row<S>(j) : 0;
+            const int r = S::copy_by_row ? kp_qmv_piece_row(j) : 0;
             row_src[j] = w + (r0 + (r < nrows ? r : nrows - 1)) * w_stride;
         }
         kp_qmv_pending<S> pending{};
