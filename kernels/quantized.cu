@@ -539,7 +539,7 @@ KP_DEVICE void kp_qmv_load_act(const kp_qmv_args &a, const int8_t *act_qs, const
     const kp_idx q_step = (kp_idx)a.cols / 16;
 #pragma unroll
     for (int b = 0; b < B; b++) {
-        if (b < a.batch) {
+        if (b == 0 || b < a.batch) {  // batch row 0 always exists
             v.qs[b][0] = q[b * q_step];
             v.qs[b][1] = q[b * q_step + 1];
             v.meta[b] = *(const uint2 *)(m + b * meta_stride);
@@ -608,11 +608,11 @@ template <typename S> KP_DEVICE bool kp_qmv_piece(int u, int nrows, int w_bytes,
 // Queues the copy of a tile's weights into a stage: 16-byte pieces, and a
 // row's last piece of under 16 bytes (a short last tile) read here; weights
 // not 16-byte aligned are copied here in 2-byte pieces. With
-// S::copy_by_row the pieces come from src[j] + at: rows kp_qmv_piece_row(j)
-// at the tile's first byte, which saves a 64-bit product a piece.
+// S::copy_by_row the pieces come from src[j]: row kp_qmv_piece_row(j) at
+// the tile's first byte, which saves a 64-bit product a piece.
 template <typename S>
 KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_tile &t, int nrows,
-                            kp_idx w_stride, const uint8_t *const (&src)[S::rows_per_group], kp_idx at,
+                            kp_idx w_stride, const uint8_t *const (&src)[S::rows_per_group],
                             kp_qmv_pending<S> &p) {
     if (a.vector == 16) {
 #pragma unroll
@@ -620,7 +620,7 @@ KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_t
             int r, k;
             if (kp_qmv_piece<S>(u, nrows, t.w_bytes, r, k)) {
                 const uint8_t *from =
-                    S::copy_by_row ? src[u / S::row_steps] + at + k : t.w + r * w_stride + k;
+                    S::copy_by_row ? src[u / S::row_steps] + k : t.w + r * w_stride + k;
 #if KP_HAS_ASYNC_COPY
                 kp_async_copy16(stage + r * S::tile_bytes + k, from);
 #else
@@ -648,6 +648,48 @@ KP_DEVICE void kp_qmv_issue(uint8_t *stage, const kp_qmv_args &a, const kp_qmv_t
         p.stage = NULL;
 #endif
     }
+}
+
+// kp_qmv_issue for a whole tile (S::items items of every row) of weights
+// 16-byte aligned, with S::copy_by_row and asynchronous copies: no bounds to
+// test but the pieces `live` (kp_qmv_live) marks, and every address an
+// immediate offset from the row's pointer (src[j] + at, at already holding
+// this thread's byte of the row) or from this thread's first byte of the
+// stage (kp_qmv_whole_dst).
+template <typename S>
+KP_DEVICE void kp_qmv_issue_whole(uint8_t *stage, const uint8_t *const (&src)[S::rows_per_group], kp_idx at,
+                                  unsigned live) {
+#if KP_HAS_ASYNC_COPY
+#pragma unroll
+    for (int j = 0; j < S::rows_per_group; j++) {
+        const uint8_t *from = src[j] + at;
+        uint8_t *to = stage + j * (KP_QMV_BLOCK / 32) * S::tile_bytes;
+#pragma unroll
+        for (int s = 0; s < S::row_steps; s++)
+            if (live >> (j * S::row_steps + s) & 1u) kp_async_copy16(to + s * 512, from + s * 512);
+    }
+#else
+    (void)stage, (void)src, (void)at, (void)live;
+#endif
+}
+
+// This thread's first byte of a stage in kp_qmv_issue_whole.
+template <typename S> KP_DEVICE int kp_qmv_whole_dst() {
+    return kp_qmv_piece_row(0) * S::tile_bytes + (int)threadIdx.x % 32 * 16;
+}
+
+// Which of this thread's pieces of a whole tile exist (bit j * row_steps +
+// s: row kp_qmv_piece_row(j), step s), for a row group of nrows rows.
+template <typename S> KP_DEVICE unsigned kp_qmv_live(int nrows) {
+    static_assert(S::rows_per_group * S::row_steps <= 32, "the pieces fit a mask");
+    unsigned live = 0;
+#pragma unroll
+    for (int j = 0; j < S::rows_per_group; j++)
+#pragma unroll
+        for (int s = 0; s < S::row_steps; s++)
+            if (kp_qmv_piece_row(j) < nrows && ((int)threadIdx.x % 32 + s * 32) * 16 + 16 <= S::tile_bytes)
+                live |= 1u << (j * S::row_steps + s);
+    return live;
 }
 
 // Stores the pieces kp_qmv_issue left in registers (none with asynchronous
@@ -693,7 +735,7 @@ template <typename D, typename S, int R, int B>
 KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, int item, int nrows,
                                    const int8_t *act_qs, const kp_qmv_meta *act_meta, kp_idx meta_stride,
                                    float (&acc)[R][B]) {
-    const int it = item % S::items;
+    const int it = (int)threadIdx.x;  // item % S::items: tiles start at multiples of S::items
     kp_qitem wi[R];
 #pragma unroll
     for (int k = 0; k < R; k++)
@@ -714,23 +756,21 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
 }
 
 // Whether a tile's rows are copied one by each group of 32 threads
-// (kp_qmv_shape) rather than in the block-wide order. Measured on an H200
-// (kp-bench, % of copy, 4096 x 14336 / 14336 x 4096, means of 2-3 runs in
-// each of three sessions of runs): batch 1's two-row tiles gained, Q4_0
-// 69.5 -> 72-73 / 67 -> 69-70, Q4_K 64.5 -> 65 / 63 -> 66-67, Q8_0 77 ->
-// 77.5 / 81 -> 82.5, Q8_K 77 -> 80 / 77 -> 87, and so did batch 2 for the
-// formats measured there: Q4_0 +4-5, Q4_K +2-3, Q6_K +3, Q8_0 -1..+1. Batch
-// 1's four-row tiles lost 7-10 points on the long rows (Q5_0, Q5_1, Q6_K)
-// and batch 4 was mixed (Q4_0 -4.5 / +3): they keep the block-wide order,
-// as do the formats not measured at batch 2. (Launched without the overlap
-// with the activation kernel, those long rows ran level with the
-// block-wide order.) Only measured where tiles are copied asynchronously,
-// so only there.
+// (kp_qmv_shape) rather than in the block-wide order: wherever tiles are
+// copied asynchronously, whole tiles then take kp_qmv_issue_whole. An
+// earlier session measured the order alone (H200, kp-bench, % of copy,
+// 4096 x 14336 / 14336 x 4096): batch 1's two-row tiles and batch 2 of
+// Q4_0, Q4_K, Q6_K, Q8_0 gained 1-10 points, batch 1's four-row tiles lost
+// 7-10 on the long rows. With kp_qmv_issue_whole (one H200 run, base and
+// this interleaved twice) every format took it at batches 1, 2 and 4 and
+// in qmoe, at 4096 x 14336 / 14336 x 4096 from base to here: b1 Q4_0 72 ->
+// 76 / 69 -> 70, Q4_K 65 -> 73 / 66, Q5_K 62 -> 68 / 68 -> 67, Q6_K 67 ->
+// 66.5 / 64 -> 68, IQ4_* +2-4, Q5_0 66 -> 62.5 / 63.5 -> 64.5, Q5_1 70.5 ->
+// 67.5 / 67 -> 68; b2 -2.5..+12 (Q8_K 69 -> 81), b4 +0..+2, qmoe Q4_0 71
+// -> 75, Q6_K 66 -> 72. Q5_0 at batch 2 keeps the block-wide order: with
+// the other it spilled on sm_90 and lost 5 points (59 -> 54).
 template <int F, int B, int R> struct kp_qmv_copy_by_row {
-    static constexpr bool value =
-        KP_HAS_ASYNC_COPY &&
-        ((B == 1 && R == 2) ||
-         (B == 2 && (F == KP_QF_Q4_0 || F == KP_QF_Q4_K || F == KP_QF_Q6_K || F == KP_QF_Q8_0)));
+    static constexpr bool value = KP_HAS_ASYNC_COPY && !(F == KP_QF_Q5_0 && B == 2);
 };
 
 // Items a thread takes from each tile (IPT): thread t takes items t,
@@ -771,10 +811,16 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
     __shared__ float partial[WAVES][R * B];
     const kp_idx items_per_row = (kp_idx)a.cols / 32, w_stride = (kp_idx)a.w_row_stride;
     const kp_idx meta_stride = KP_QMV_META_STRIDE(items_per_row);
-    const kp_idx tiles = (items_per_row + S::items - 1) / S::items;
-    auto tile_at = [&](kp_idx r0, kp_idx t) {
-        const kp_idx i0 = t * S::items;
-        const int n = items_per_row - i0 < (kp_idx)S::items ? (int)(items_per_row - i0) : S::items;
+    // Tile counts and item indices fit an int (the host keeps columns / 32
+    // below 2^31); 64-bit ones cost the loop compares and products.
+    const int tiles = (int)((items_per_row + S::items - 1) / S::items), whole = (int)(items_per_row / S::items);
+    // With `fast`, whole tiles are copied by kp_qmv_issue_whole.
+    const bool fast = S::copy_by_row && KP_HAS_ASYNC_COPY && a.vector == 16;
+    const kp_idx lane_byte = (int)threadIdx.x % 32 * 16;
+    const int last_n = (int)(items_per_row - whole * S::items);  // items of a short last tile
+    auto tile_at = [&](kp_idx r0, int t) {
+        const kp_idx i0 = (kp_idx)t * S::items;
+        const int n = t < whole ? S::items : (int)(items_per_row - i0);
         kp_qmv_tile s;
         s.w = w + r0 * w_stride + i0 / D::items * D::bytes;
         s.w_bytes = n / D::items * D::bytes;
@@ -797,18 +843,29 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             for (int b = 0; b < B; b++) acc[k][b] = 0.0f;
         // With S::copy_by_row, the rows whose tiles this thread copies
         // (kp_qmv_piece_row; a row past the last copies nothing).
+        // They advance a tile at each issue, so no 64-bit product is left in
+        // the loop for the compiler to recompute there.
         const uint8_t *row_src[S::rows_per_group];
 #pragma unroll
         for (int j = 0; j < S::rows_per_group; j++) {
             const int r = S::copy_by_row ? kp_qmv_piece_row(j) : 0;
             row_src[j] = w + (r0 + (r < nrows ? r : nrows - 1)) * w_stride;
         }
+        auto advance = [&]() {
+#pragma unroll
+            for (int j = 0; j < S::rows_per_group; j++) row_src[j] += S::tile_bytes;
+        };
+        const unsigned live = S::copy_by_row ? kp_qmv_live<S>(nrows) : 0u;
+        uint8_t *const stages_whole = stages + (S::copy_by_row ? kp_qmv_whole_dst<S>() : 0);
         kp_qmv_pending<S> pending{};
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
-            if ((kp_idx)s < tiles)
-                kp_qmv_issue<S>(stages + s * stage_bytes, a, tile_at(r0, s), nrows, w_stride,
-                                row_src, (kp_idx)s * S::tile_bytes, pending);
+            if (fast && s < whole)
+                kp_qmv_issue_whole<S>(stages_whole + s * stage_bytes, row_src, lane_byte, live);
+            else if (s < tiles)
+                kp_qmv_issue<S>(stages + s * stage_bytes, a, tile_at(r0, s), nrows, w_stride, row_src,
+                                pending);
+            advance();
             kp_qmv_land(pending);
             kp_async_commit();  // empty groups too: the wait below counts groups
         }
@@ -824,19 +881,23 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
         // Tile t is computed from stage t % STAGES while tile t + STAGES - 1
         // is copied into the stage before it (the one tile t - 1 used).
         int stage = 0;
-        for (kp_idx t = 0; t < tiles; t++) {
+        for (int t = 0; t < tiles; t++) {
             kp_qmv_land(pending);         // tile t, from registers
             kp_async_wait<STAGES - 2>();  // this thread's copies of tile t are done
             __syncthreads();              // everyone's are, and tile t - 1 is consumed
             const int fill = stage == 0 ? STAGES - 1 : stage - 1;
-            if (t + STAGES - 1 < tiles)
+            if (fast && t + STAGES - 1 < whole)
+                kp_qmv_issue_whole<S>(stages_whole + fill * stage_bytes, row_src, lane_byte, live);
+            else if (t + STAGES - 1 < tiles)
                 kp_qmv_issue<S>(stages + fill * stage_bytes, a, tile_at(r0, t + STAGES - 1), nrows,
-                                w_stride, row_src, (t + STAGES - 1) * S::tile_bytes, pending);
+                                w_stride, row_src, pending);
+            advance();
             kp_async_commit();
             const uint8_t *tile = stages + stage * stage_bytes;
             stage = stage + 1 == STAGES ? 0 : stage + 1;
             const kp_qmv_tile cur = tile_at(r0, t);
-            const int item = cur.item;
+            // this thread's item of tile t (IPT 1), or -1
+            const int item = t < whole || (int)threadIdx.x < last_n ? t * S::items + (int)threadIdx.x : -1;
             if constexpr (by_row) {
                 if (item >= 0)
                     kp_qmv_items_by_row<D, S>(a, tile, item, nrows, act_qs, act_meta, meta_stride, acc);
@@ -846,7 +907,9 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
 #pragma unroll
                     for (int j = 0; j < IPT; j++) act[j] = next[j];
                     if constexpr (IPT == 1) {
-                        const int later = t + 1 < tiles ? tile_at(r0, t + 1).item : -1;
+                        const int later = t + 1 < whole || (t + 1 < tiles && (int)threadIdx.x < last_n)
+                                              ? item + S::items
+                                              : -1;
                         if (later >= 0)
                             kp_qmv_load_act(a, act_qs, act_meta, meta_stride, later, next[0]);
                     } else if (t + 1 < tiles) {
@@ -863,7 +926,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
                     if (!has(cur, j)) continue;
                     if constexpr (!prefetch)
                         kp_qmv_load_act(a, act_qs, act_meta, meta_stride, item + j * KP_QMV_BLOCK, act[j]);
-                    const int it = IPT == 1 ? item % S::items : (int)threadIdx.x + j * KP_QMV_BLOCK;
+                    const int it = (int)threadIdx.x + j * KP_QMV_BLOCK;  // within the tile
 #pragma unroll
                     for (int k = 0; k < R; k++) {
                         if (k >= nrows) continue;

@@ -135,7 +135,9 @@ KP_API kp_status kp_quantized_get_rows(kp_stream *stream, const kp_tensor *dst,
  *     dst[b, r] = sum_c w[r, c] * x[b, c]
  * for w (rows x cols, any format above), x (batch x cols; or rank 1 of
  * cols for batch 1; f32, f16 or bf16, any layout) and dst (batch x rows, or
- * rank 1 of rows; f32, f16 or bf16, any layout), batch 1..8.
+ * rank 1 of rows; f32, f16 or bf16, any layout), batch 1..8. The products
+ * (this, kp_quantized_matmul, kp_quantized_moe) take up to 32 x (2^31 - 1)
+ * columns.
  *
  * As in ggml, x is first quantized on the device to Q8_1 blocks (the
  * rounding of kp_quantize) into `workspace`, and the products run on 8-bit

@@ -34,6 +34,10 @@ struct kp_qmv_workspace {
     size_t qs, meta, total;
 };
 bool kp_qmv_plan_workspace(int64_t batch, int64_t cols, struct kp_qmv_workspace *w);
+/* The products' kernels number a row's 32-element items with 32-bit
+ * integers: more than KP_QPRODUCT_MAX_COLS columns are refused. */
+#define KP_QPRODUCT_MAX_COLS ((int64_t)INT32_MAX * 32)
+kp_status kp_qcheck_product_cols(const char *fn, const char *what, int64_t cols);
 /* Checks the caller's workspace for plan (after the other arguments):
  * present, on the stream's device, large enough, 16-byte aligned and
  * disjoint from x, w and (if it has elements) dst. */

@@ -46,6 +46,9 @@ kp_status kp_quantized_moe_workspace_size(int64_t tokens, int64_t k, int64_t n_e
                        "%s: tokens %lld, k %lld, %lld experts, %lld columns: tokens and k must be "
                        ">= 0, experts >= 1, columns a multiple of 32 (every format's block is)", fn,
                        (long long)tokens, (long long)k, (long long)n_experts, (long long)cols);
+    kp_status st = kp_qcheck_product_cols(fn, "a row", cols);
+    if (st != KP_OK)
+        return st;
     struct moe_workspace w;
     if (!plan_moe_workspace(tokens, k, n_experts, cols, &w))
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows", fn);
@@ -135,6 +138,8 @@ kp_status kp_quantized_moe(kp_stream *stream, const kp_tensor *dst, const kp_qma
     uint64_t n_dst = 0, n_x = 0, n_ids = 0;
     if (st == KP_OK)
         st = kp_qcheck_matrix(fn, "experts", experts, stream->device, &f, &w_view);
+    if (st == KP_OK)
+        st = kp_qcheck_product_cols(fn, "experts", experts->cols);
     if (st == KP_OK && (n_experts < 1 || experts->rows % n_experts))
         st = kp_fail(KP_ERR_INVALID_ARGUMENT,
                      "%s: experts has %lld rows, which %lld experts do not divide evenly", fn,

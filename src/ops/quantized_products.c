@@ -20,6 +20,14 @@ bool kp_qmv_plan_workspace(int64_t batch, int64_t cols, struct kp_qmv_workspace 
     return true;
 }
 
+kp_status kp_qcheck_product_cols(const char *fn, const char *what, int64_t cols)
+{
+    if (cols > KP_QPRODUCT_MAX_COLS)
+        return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: %s has %lld columns; at most %lld are supported",
+                       fn, what, (long long)cols, (long long)KP_QPRODUCT_MAX_COLS);
+    return KP_OK;
+}
+
 static kp_status workspace_size(const char *fn, int64_t batch, int64_t max_batch, int64_t cols,
                                 size_t *bytes)
 {
@@ -32,6 +40,9 @@ static kp_status workspace_size(const char *fn, int64_t batch, int64_t max_batch
         return kp_fail(KP_ERR_INVALID_ARGUMENT,
                        "%s: %lld columns are not a multiple of 32 (every format's block is)", fn,
                        (long long)cols);
+    kp_status st = kp_qcheck_product_cols(fn, "a row", cols);
+    if (st != KP_OK)
+        return st;
     struct kp_qmv_workspace w;
     if (!kp_qmv_plan_workspace(batch, cols, &w))
         return kp_fail(KP_ERR_INVALID_ARGUMENT, "%s: the workspace size overflows size_t", fn);
@@ -259,6 +270,8 @@ static kp_status quantized_product(const char *fn, int64_t max_batch, kp_stream 
     struct qmv_operand xo = {0, 0, 0, 0}, yo = {0, 0, 0, 0};
     if (st == KP_OK)
         st = kp_qcheck_matrix(fn, "w", w, stream->device, &f, &w_view);
+    if (st == KP_OK)
+        st = kp_qcheck_product_cols(fn, "w", w->cols);
     if (st == KP_OK)
         st = kp_qcheck_float_tensor(fn, "x", x, stream->device, &n_x);
     if (st == KP_OK)

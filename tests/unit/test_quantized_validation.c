@@ -147,6 +147,13 @@ START_TEST(test_matmul_rejects)
     EXPECT(kp_quantized_matmul_workspace_size(0, 256, &bytes), KP_ERR_INVALID_ARGUMENT, "outside 1..");
     EXPECT(kp_quantized_matmul_workspace_size(KP_QMATMUL_MAX_BATCH + 1, 256, &bytes),
            KP_ERR_INVALID_ARGUMENT, "outside 1..");
+    /* the kernels number a row's 32-element items with 32-bit integers */
+    const int64_t widest = (int64_t)INT32_MAX * 32;
+    ck_assert_int_eq(kp_quantized_matvec_workspace_size(1, widest, &bytes), KP_OK);
+    EXPECT(kp_quantized_matvec_workspace_size(1, widest + 32, &bytes), KP_ERR_INVALID_ARGUMENT,
+           "at most 68719476704 are supported");
+    EXPECT(kp_quantized_moe_workspace_size(1, 1, 1, widest + 32, &bytes), KP_ERR_INVALID_ARGUMENT,
+           "at most 68719476704 are supported");
     ck_assert_int_eq(launches(), before);
     ck_assert_int_eq(kp_quantized_matmul_workspace_size(40, 256, &bytes), KP_OK);
     ck_assert_uint_ge(bytes, 40 * 256);
