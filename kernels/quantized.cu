@@ -767,10 +767,13 @@ KP_DEVICE void kp_qmv_items_by_row(const kp_qmv_args &a, const uint8_t *tile, in
 // 76 / 69 -> 70, Q4_K 65 -> 73 / 66, Q5_K 62 -> 68 / 68 -> 67, Q6_K 67 ->
 // 66.5 / 64 -> 68, IQ4_* +2-4, Q5_0 66 -> 62.5 / 63.5 -> 64.5, Q5_1 70.5 ->
 // 67.5 / 67 -> 68; b2 -2.5..+12 (Q8_K 69 -> 81), b4 +0..+2, qmoe Q4_0 71
-// -> 75, Q6_K 66 -> 72. Q5_0 at batch 2 keeps the block-wide order: with
-// the other it spilled on sm_90 and lost 5 points (59 -> 54).
+// -> 75, Q6_K 66 -> 72. Two keep the block-wide order: Q5_0 at batch 2,
+// which with the other spilled on sm_90 and lost 5 points (59 -> 54), and
+// Q5_1 at batch 1, which lost 4 / 0.5 (72 -> 68 / 68 -> 67.5) where the
+// block-wide order with whole tiles' 32-bit indices gained 1-3 (two runs).
 template <int F, int B, int R> struct kp_qmv_copy_by_row {
-    static constexpr bool value = KP_HAS_ASYNC_COPY && !(F == KP_QF_Q5_0 && B == 2);
+    static constexpr bool value =
+        KP_HAS_ASYNC_COPY && !(F == KP_QF_Q5_0 && B == 2) && !(F == KP_QF_Q5_1 && B == 1);
 };
 
 // Items a thread takes from each tile (IPT): thread t takes items t,
