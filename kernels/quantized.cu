@@ -816,7 +816,8 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
     const kp_idx meta_stride = KP_QMV_META_STRIDE(items_per_row);
     // Tile counts and item indices fit an int (the host keeps columns / 32
     // below 2^31); 64-bit ones cost the loop compares and products.
-    const int tiles = (int)((items_per_row + S::items - 1) / S::items), whole = (int)(items_per_row / S::items);
+    const int tiles = (int)((items_per_row + S::items - 1) / S::items);
+    const int whole = (int)(items_per_row / S::items);  // tiles of S::items items
     // With `fast`, whole tiles are copied by kp_qmv_issue_whole.
     const bool fast = S::copy_by_row && KP_HAS_ASYNC_COPY && a.vector == 16;
     const kp_idx lane_byte = (int)threadIdx.x % 32 * 16;
