@@ -900,7 +900,7 @@ KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *
             const uint8_t *tile = stages + stage * stage_bytes;
             stage = stage + 1 == STAGES ? 0 : stage + 1;
             const kp_qmv_tile cur = tile_at(r0, t);
-            // this thread's item of tile t (IPT 1), or -1
+            // this thread's (first) item of tile t, or -1
             const int item = t < whole || (int)threadIdx.x < last_n ? t * S::items + (int)threadIdx.x : -1;
             if constexpr (by_row) {
                 if (item >= 0)
