@@ -129,6 +129,11 @@ void kp_user_modules_release(kp_device *dev);
 /* Grid for `items` independent work items in blocks of `block` threads,
  * capped to what keeps every multiprocessor busy (grid-stride loops do the rest). */
 struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigned block);
+/* Grid for the contiguous elementwise kernels over n elements, `lanes` of
+ * them a thread (the kernel's vector: 16 bytes of the operand it sizes
+ * vectors by), every thread in the grid (up to 2^31 threads; the kernels'
+ * grid-stride loops take what lies beyond). */
+struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes);
 /* Grid and block for a strided kernel over `layout` (rows of its innermost
  * dimension, see kp_for_each_strided in kernels/common). The kernel's first
  * `vector_operands` operands are the ones its vectorised row path reads and

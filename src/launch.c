@@ -15,6 +15,23 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
     return d;
 }
 
+/* Blocks of 256 threads, each thread one 16-byte vector, rather than
+ * kp_launch_1d's capped grid-stride grid: on an H200 (2^28 elements) binary
+ * ops and where went from 98 to 102.5 % of the copy bandwidth, fill from
+ * 103 to 110, casts from f16/bf16 to f32 from 91.5 to 97, affine f32 from 93
+ * to 100. Blocks started in order keep the addresses in flight close
+ * together, where a capped grid's threads drift apart over their loops. */
+struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes)
+{
+    enum { BLOCK = 256 };
+    const uint64_t vectors = (n + lanes - 1) / lanes;
+    uint64_t blocks = (vectors + BLOCK - 1) / BLOCK;
+    if (blocks > (1u << 31) / BLOCK)  /* grid x block within 2^31 for HIP */
+        blocks = (1u << 31) / BLOCK;
+    struct kp_launch_dims d = {{(unsigned)(blocks ? blocks : 1), 1, 1}, {BLOCK, 1, 1}, 0};
+    return d;
+}
+
 struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
                                         int vector_operands, size_t widest)
 {

@@ -62,7 +62,7 @@ kp_status kp_affine(kp_stream *stream, const kp_tensor *dst, const kp_tensor *sr
     void *x = kp_tensor_base(src), *y = kp_tensor_base(dst);
     kp_device *dev = stream->device;
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&src->layout)) {
-        struct kp_launch_dims dims = kp_launch_1d(dev, (n + 3) / 4, 256);
+        struct kp_launch_dims dims = kp_launch_elementwise(n, 16 / kp_dtype_size(dst->dtype));
         void *args[] = {&n, &x, &y, &m, &a};
         return kp_launch_family(stream, KP_KF_AFFINE, dst->dtype, &dims, args);
     }

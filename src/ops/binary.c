@@ -78,9 +78,8 @@ kp_status kp_binary(kp_stream *stream, kp_binary_op op, const kp_tensor *dst,
     kp_device *dev = stream->device;
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&lhs->layout) &&
         kp_layout_is_contiguous(&rhs->layout)) {
-        /* Each thread step moves 16 bytes of the widest operand. */
-        uint64_t lanes = 16 / kp_dtype_size(lhs->dtype);
-        struct kp_launch_dims dims = kp_launch_1d(dev, (n + lanes - 1) / lanes, 256);
+        /* lhs is the widest operand (comparisons write u8) */
+        struct kp_launch_dims dims = kp_launch_elementwise(n, 16 / kp_dtype_size(lhs->dtype));
         void *args[] = {&n, &a, &b, &y};
         return kp_launch_family(stream, info->contiguous, lhs->dtype, &dims, args);
     }

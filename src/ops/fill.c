@@ -21,7 +21,7 @@ kp_status kp_fill(kp_stream *stream, const kp_tensor *dst, const void *value)
     void *y = kp_tensor_base(dst);
     kp_device *dev = stream->device;
     if (kp_layout_is_contiguous(&dst->layout)) {
-        struct kp_launch_dims dims = kp_launch_1d(dev, (n + 3) / 4, 256);
+        struct kp_launch_dims dims = kp_launch_elementwise(n, 16 / kp_dtype_size(dst->dtype));
         void *args[] = {&n, &y, &bits};
         return kp_launch_family(stream, KP_KF_FILL, dst->dtype, &dims, args);
     }

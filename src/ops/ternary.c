@@ -78,8 +78,7 @@ kp_status kp_where(kp_stream *stream, const kp_tensor *dst, const kp_tensor *con
                               ? kp_dtype_size(cond->dtype) : kp_dtype_size(dst->dtype);
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&cond->layout) &&
         kp_layout_is_contiguous(&on_true->layout) && kp_layout_is_contiguous(&on_false->layout)) {
-        uint64_t lanes = 16 / widest;
-        struct kp_launch_dims dims = kp_launch_1d(dev, (n + lanes - 1) / lanes, 256);
+        struct kp_launch_dims dims = kp_launch_elementwise(n, 16 / widest);
         void *args[] = {&n, &c, &t, &f, &y};
         return kp_launch_family(stream, families->contiguous, dst->dtype, &dims, args);
     }

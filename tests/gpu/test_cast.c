@@ -27,6 +27,9 @@ static const struct layout_case cases[] = {
     {"contiguous odd", 1, {20011}, {0}, {0}, 0, 0},
     /* odd offsets: unaligned, so the scalar path of the contiguous kernel */
     {"contiguous offset", 2, {33, 65}, {0}, {0}, 3, 1},
+    /* src 16 bytes past a 32-byte boundary where 4-byte: narrowing casts
+     * take 16-byte vectors of the input instead of 32 */
+    {"contiguous half-vector offset", 1, {4099}, {0}, {0}, 8, 4},
     {"transposed src", 2, {67, 129}, {0}, {1, 67}, 0, 0},
     {"transposed dst", 2, {53, 41}, {1, 53}, {0}, 2, 0},
     {"broadcast src", 3, {4, 5, 131}, {0}, {0, 131, 1}, 0, 5},
