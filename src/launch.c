@@ -15,12 +15,13 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
     return d;
 }
 
-/* Blocks of 256 threads, each thread one 16-byte vector, rather than
- * kp_launch_1d's capped grid-stride grid: on an H200 (2^28 elements) binary
- * ops and where went from 98 to 102.5 % of the copy bandwidth, fill from
- * 103 to 110, casts from f16/bf16 to f32 from 91.5 to 97, affine f32 from 93
- * to 100. Blocks started in order keep the addresses in flight close
- * together, where a capped grid's threads drift apart over their loops. */
+/* Blocks of 256 threads, each thread one vector, rather than kp_launch_1d's
+ * capped grid-stride grid: on an H200 (kp-bench, 2^28 elements) binary ops
+ * and where went from 98 to 102.5-103 % of the copy bandwidth, fill from
+ * 103 to 110, casts from f16/bf16 to f32 from 91.5 to 96, affine from 93-95
+ * to 100-101. My reading: blocks started in order keep the addresses in
+ * flight close together, where a capped grid's threads drift apart over
+ * their loops. */
 struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes)
 {
     enum { BLOCK = 256 };

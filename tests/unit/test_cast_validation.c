@@ -138,6 +138,36 @@ START_TEST(test_layout_choices)
 }
 END_TEST
 
+/* The contiguous kernel's grid covers the tensor once, a thread for each
+ * 16 bytes of the destination and at most 32 of the source (kp_map_lanes),
+ * not the grid-stride grid capped by the multiprocessor count (4 here). */
+START_TEST(test_contiguous_grid_covers_tensor)
+{
+    enum { N = 1 << 16 };
+    kp_buffer *big = NULL;
+    ck_assert_int_eq(kp_buffer_alloc(dev, 12 * N, &big), KP_OK);
+    static const struct {
+        kp_dtype from, to;
+        unsigned lanes;
+    } pairs[] = {
+        {KP_DTYPE_F32, KP_DTYPE_F16, 8},  /* narrowing: 16 bytes of f16 */
+        {KP_DTYPE_F16, KP_DTYPE_F32, 4},  /* widening: 16 bytes of f32 */
+        {KP_DTYPE_F64, KP_DTYPE_U8, 4},   /* 32 bytes of f64 at most */
+        {KP_DTYPE_U8, KP_DTYPE_U8, 16},
+    };
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        kp_tensor d = tensor(big, pairs[i].to, 1, N - 3, 0);
+        kp_tensor s = tensor(big, pairs[i].from, 1, N - 3, 0);
+        s.layout.offset = 4 * N / (int64_t)kp_dtype_size(pairs[i].from);  /* past dst */
+        ck_assert_int_eq(kp_cast(stream, &d, &s), KP_OK);
+        const unsigned threads = (N - 3 + pairs[i].lanes - 1) / pairs[i].lanes;
+        ck_assert_uint_eq(fake.last_dims.block[0], 256);
+        ck_assert_uint_eq(fake.last_dims.grid[0], (threads + 255) / 256);
+    }
+    kp_buffer_destroy(&big);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cast_validation");
@@ -146,6 +176,7 @@ int main(void)
     tcase_add_test(tc, test_cast_rejects_bad_arguments);
     tcase_add_test(tc, test_every_pair_launches_its_kernel);
     tcase_add_test(tc, test_layout_choices);
+    tcase_add_test(tc, test_contiguous_grid_covers_tensor);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
