@@ -22,10 +22,11 @@
 //   needs waves <= KP_WAVE_SIZE, true for both sizes (32 <= 32, 16 <= 64),
 //   and gives every thread the result without a third barrier.
 // * Shuffles need full waves (CUDA's full mask, AMD's exec mask), so block
-//   sizes are multiples of 64 (whole waves at either size), every thread of
-//   a block makes the same reduction calls (loops over rows are uniform per
-//   block; threads without work contribute the identity), and no reduction
-//   sits in a branch that differs between lanes.
+//   sizes are whole waves (multiples of 64, whole waves at either size, or
+//   of 32 where the host knows the device's waves are 32 wide), every
+//   thread of a block makes the same reduction calls (loops over rows are
+//   uniform per block; threads without work contribute the identity), and
+//   no reduction sits in a branch that differs between lanes.
 // * A barrier before the partials are written makes back-to-back calls
 //   safe: no wave overwrites a slot another wave is still reading.
 #pragma once
@@ -152,7 +153,7 @@ KP_DEVICE typename Op::acc kp_segment_reduce(typename Op::acc v, const Op &op, i
 }
 
 // Reduces v over the whole block; every thread gets the result. blockDim.x
-// must be a multiple of 64 and at most KP_MAX_BLOCK, and every thread of the
+// must be a multiple of KP_WAVE_SIZE and at most KP_MAX_BLOCK, and every thread of the
 // block must call (it holds barriers).
 template <typename Op>
 KP_DEVICE typename Op::acc kp_block_reduce(typename Op::acc v, const Op &op) {

@@ -18,7 +18,7 @@ static kp_status f_device_open(int ordinal, void **dev, kp_device_info *info,
     snprintf(info->name, sizeof(info->name), "fake device");
     snprintf(info->arch, sizeof(info->arch), "%s", fake.arch);
     info->multiprocessors = fake.multiprocessors;
-    info->warp_size = 32;
+    info->warp_size = fake.warp_size;
     info->max_threads_per_block = 1024;
     info->total_memory = 1u << 30;
     return KP_OK;
@@ -133,6 +133,7 @@ void fake_install(const char *arch)
 {
     snprintf(fake.arch, sizeof(fake.arch), "%s", arch);
     fake.multiprocessors = 4;
+    fake.warp_size = 32;
     atomic_store(&fake.module_loads, 0);
     atomic_store(&fake.launches, 0);
     fake.last_kernel[0] = '\0';

@@ -9,6 +9,7 @@
 struct fake_state {
     char arch[64];              /* reported device arch */
     int multiprocessors;
+    int warp_size;              /* reported wave size (32 unless a test sets it) */
     atomic_int module_loads;
     atomic_int launches;
     char last_kernel[64];       /* name of the last launched kernel */
