@@ -108,11 +108,8 @@ static kp_status check_rows(const char *fn, kp_stream *stream, const kp_tensor *
 }
 
 /* A group size the exact-fit kernels take: a power of two <= 32 (a
- * segment), else whole waves of the device (`wave` threads, 32 or 64) up to
- * ROW_MAX_BLOCK. Multiples of 32 rather than 64 where waves are 32 wide gave
- * 16-bit rows of 5120 groups of 160 threads with four slots each instead of
- * 320 with two: H200, 6553 rows, softmax 68 -> 95-98 % of the copy
- * bandwidth, rmsnorm 78 -> 97-98, layernorm 65-68 -> 82-90. */
+ * segment), else a multiple of `wave` (64, or 32: see plan_rows) up to
+ * ROW_MAX_BLOCK. */
 static bool group_ok(uint64_t g, unsigned wave)
 {
     return (g <= 32 && (g & (g - 1)) == 0) || (g % wave == 0 && g <= ROW_MAX_BLOCK);
@@ -190,7 +187,16 @@ static enum row_path plan_rows(const kp_device *dev, const kp_tensor *dst, const
 
     /* Threads per row and 16-byte slots per thread (see the file comment). */
     const uint64_t vectors = ceil_div_u64((uint64_t)cols, (uint64_t)lanes);
-    const unsigned wave = dev->info.warp_size == 32 ? 32 : 64;
+    /* Groups of whole 64-thread pairs of waves, or, where the device's
+     * waves are 32 wide and the rows at least fill its multiprocessors, of
+     * 32: fewer threads a row with more slots each. 16-bit rows of 5120 then
+     * take 160 threads of four slots instead of 320 of two: H200, 6553 rows,
+     * softmax 67-68 -> 95-98 % of the copy bandwidth, rmsnorm 77-78 -> 96.5-98,
+     * layernorm 64-68 -> 81-90. Few rows keep the wider groups, whose threads
+     * each wait on fewer loads (not measured apart: 8 rows take about 5 us
+     * either way, within the noise of such short runs). */
+    const bool fills = rows >= (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
+    const unsigned wave = dev->info.warp_size == 32 && fills ? 32 : 64;
     unsigned group, block;
     int slots = 0;
     const bool exact = vec && (uint64_t)cols % lanes == 0 && exact_fit(vectors, wave, &group, &slots);

@@ -165,15 +165,19 @@ START_TEST(test_rows_reject_bad_arguments)
 END_TEST
 
 /* Exact fits take groups of whole waves: a multiple of 32 threads where the
- * device's waves are 32 wide, of 64 where they are 64 (bf16 rows of 5120:
- * 640 slots, 160 threads of four or 320 of two). */
+ * device's waves are 32 wide and the rows fill its 4 multiprocessors, else
+ * of 64 (bf16 rows of 5120: 640 slots, 160 threads of four or 320 of two). */
 START_TEST(test_rows_exact_groups_by_wave)
 {
-    kp_tensor src = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){3, 5120}, 0);
-    kp_tensor dst = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){3, 5120}, 3 * 5120);
+    kp_tensor src = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){4, 5120}, 0);
+    kp_tensor dst = unit_tensor(buf, KP_DTYPE_BF16, 2, (int64_t[]){4, 5120}, 4 * 5120);
     LAUNCHES(kp_softmax(stream, &dst, &src), 1, "softmax_exact_bf16");
     ck_assert_uint_eq(fake.last_dims.block[0], 160);
-    ck_assert_uint_eq(fake.last_dims.grid[0], 3);
+    ck_assert_uint_eq(fake.last_dims.grid[0], 4);
+    kp_tensor few = src, few_dst = dst;
+    few.layout.shape[0] = few_dst.layout.shape[0] = 3;
+    LAUNCHES(kp_rmsnorm(stream, &few_dst, &few, NULL, 1e-5f), 1, "rmsnorm_exact_bf16");
+    ck_assert_uint_eq(fake.last_dims.block[0], 320);
 
     fake.warp_size = 64;
     kp_device *dev64 = NULL;
@@ -181,7 +185,7 @@ START_TEST(test_rows_exact_groups_by_wave)
     kp_buffer *buf64 = NULL;
     ck_assert_int_eq(kp_device_open(0, &dev64), KP_OK);
     ck_assert_int_eq(kp_stream_create(dev64, &stream64), KP_OK);
-    ck_assert_int_eq(kp_buffer_alloc(dev64, 6 * 5120 * 2, &buf64), KP_OK);
+    ck_assert_int_eq(kp_buffer_alloc(dev64, 8 * 5120 * 2, &buf64), KP_OK);
     src.buffer = dst.buffer = buf64;
     LAUNCHES(kp_layernorm(stream64, &dst, &src, NULL, NULL, 1e-5f), 1, "layernorm_exact_bf16");
     ck_assert_uint_eq(fake.last_dims.block[0], 320);
