@@ -49,9 +49,10 @@ KP_DEVICE kp_vec<Tout, N> kp_map_vec(const kp_vec<Tin, N> &a, F f) {
 
 // Elements a thread step of kp_map_contiguous takes: 16 bytes of the
 // output, up to 32 bytes of the input. Narrowing casts (f32 to f16/bf16)
-// store whole 16-byte vectors that way: 97 -> 103.5 % of the copy bandwidth
-// on an H200, where 16 bytes of the wider input a step gave half-vector
-// stores (widening casts, stores of 16 bytes either way, are level).
+// store whole 16-byte vectors that way: 96-97 -> 102-103.5 % of the copy
+// bandwidth on an H200, where 16 bytes of the wider input a step gave
+// half-vector stores (widening casts, stores of 16 bytes either way, are
+// level).
 // src/ops/cast.c sizes its grid by the same rule.
 template <typename Tin, typename Tout> struct kp_map_lanes {
     static constexpr int to_out = 16 / (int)sizeof(Tout), to_in = 32 / (int)sizeof(Tin);

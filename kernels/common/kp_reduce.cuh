@@ -153,8 +153,8 @@ KP_DEVICE typename Op::acc kp_segment_reduce(typename Op::acc v, const Op &op, i
 }
 
 // Reduces v over the whole block; every thread gets the result. blockDim.x
-// must be a multiple of KP_WAVE_SIZE and at most KP_MAX_BLOCK, and every thread of the
-// block must call (it holds barriers).
+// must be a multiple of KP_WAVE_SIZE and at most KP_MAX_BLOCK, and every
+// thread of the block must call (it holds barriers).
 template <typename Op>
 KP_DEVICE typename Op::acc kp_block_reduce(typename Op::acc v, const Op &op) {
     typedef typename Op::acc A;

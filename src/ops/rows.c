@@ -3,10 +3,11 @@
  *
  * Geometry: a group of threads per row, a segment of <= 32 lanes for short
  * rows (several rows per 256-thread block) or a whole block of 64..512
- * threads (a multiple of 64; exact fits, a multiple of 32 where the device's
- * waves are 32 wide: see group_ok), and the row split into slots of 16
- * bytes' worth of elements. A row of at most KP_ROW_MAX_SLOTS slots per thread is
- * read once into registers; longer rows are streamed once per pass.
+ * threads (a multiple of 64, or of 32 for exact fits of many rows where the
+ * device's waves are 32 wide: see plan_rows), and the row split into slots
+ * of 16 bytes' worth of elements. A row of at most KP_ROW_MAX_SLOTS slots
+ * per thread is read once into registers; longer rows are streamed once per
+ * pass.
  * Kernels: <op>_exact_<dtype> takes rows that split exactly (cols = group x
  * slots x elements per slot, 1..KP_ROW_MAX_SLOTS slots: no slot passes the
  * row's end, nothing is tested per element); <op>_<dtype> other rows of
@@ -187,9 +188,9 @@ static enum row_path plan_rows(const kp_device *dev, const kp_tensor *dst, const
 
     /* Threads per row and 16-byte slots per thread (see the file comment). */
     const uint64_t vectors = ceil_div_u64((uint64_t)cols, (uint64_t)lanes);
-    /* Groups of whole 64-thread pairs of waves, or, where the device's
-     * waves are 32 wide and the rows at least fill its multiprocessors, of
-     * 32: fewer threads a row with more slots each. 16-bit rows of 5120 then
+    /* Groups of a multiple of 64 threads (whole waves at either size), or,
+     * where the device's waves are 32 wide and the rows at least fill its
+     * multiprocessors, of 32: fewer threads a row with more slots each. 16-bit rows of 5120 then
      * take 160 threads of four slots instead of 320 of two: H200, 6553 rows,
      * softmax 67-68 -> 95-98 % of the copy bandwidth, rmsnorm 77-78 -> 96.5-98,
      * layernorm 64-68 -> 81-90. Few rows keep the wider groups, whose threads
