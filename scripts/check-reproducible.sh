@@ -72,23 +72,36 @@ fi
 
 printf '  differs: /%s\n' "${differing[@]#./}"
 step "what differs"
-for f in "$work"/a/kernelpack/obj/kernels/*.{fatbin,ptx,hsaco} "$work"/a/kernelpack/obj/kernels/*_module.c; do
-    [ -e "$f" ] || continue
-    other=$work/a-longer-second-path/kp-src/obj/kernels/$(basename "$f")
-    if cmp -s "$f" "$other"; then
-        note "same: kernels/$(basename "$f")"
-    else
-        note "DIFFERENT: kernels/$(basename "$f") (the compiler output or its embedding is not reproducible)"
-    fi
-done
 sections() { readelf -SW "$1" 2>/dev/null | sed -n 's/^ *\[ *[0-9]*\] \([^ ]*\) .*/\1/p' | grep -v '^NULL$' || true; }
+differing_sections() {  # file a, file b, label: notes each ELF section whose bytes differ
+    for s in $(sections "$1"); do
+        cmp -s <(readelf -x "$s" "$1" 2>&1) <(readelf -x "$s" "$2" 2>&1) || note "$3: section $s differs"
+    done
+}
 for f in "${differing[@]}"; do
     a=$work/install-a/$f b=$work/install-b/$f
     grep -qaF "$work/a/kernelpack" "$a" && note "$f contains its build's source path"
-    for s in $(sections "$a"); do
-        cmp -s <(readelf -x "$s" "$a" 2>&1) <(readelf -x "$s" "$b" 2>&1) || note "$f: section $s differs"
-    done
+    differing_sections "$a" "$b" "$f"
 done
+# Last, so that they end the log: the build's kernel outputs that differ
+# (each code object, the PTX and description it was built with, the
+# combined object and the generated module source), with the ELF sections
+# of a differing code object. The first build may have taken a kernel's
+# outputs from the kernel cache (see above), the second compiled it.
+same=0
+for f in "$work"/a/kernelpack/obj/kernels/*.{cubin,ptx,json,hsaco,fatbin} \
+         "$work"/a/kernelpack/obj/kernels/*_module.c; do
+    [ -e "$f" ] || continue
+    name=kernels/$(basename "$f")
+    other=$work/a-longer-second-path/kp-src/obj/$name
+    if cmp -s "$f" "$other"; then
+        same=$((same + 1))
+        continue
+    fi
+    note "DIFFERENT: $name (the compiler output or its embedding is not reproducible)"
+    case $f in *.cubin|*.hsaco) differing_sections "$f" "$other" "$name" ;; esac
+done
+note "$same other kernel outputs are the same in both builds"
 if command -v diffoscope >/dev/null; then
     diffoscope --text - "$work/install-a/${differing[0]}" "$work/install-b/${differing[0]}" | head -200 || true
 else

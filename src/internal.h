@@ -129,6 +129,10 @@ void kp_user_modules_release(kp_device *dev);
 /* Grid for `items` independent work items in blocks of `block` threads,
  * capped to what keeps every multiprocessor busy (grid-stride loops do the rest). */
 struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigned block);
+/* `blocks` blocks of `block` threads, at least 1 and at most what keeps
+ * grid x block below 2^31 (HIP takes the global size as 32 bits); the
+ * kernels' grid-stride loops take what lies beyond. */
+unsigned kp_grid_blocks(uint64_t blocks, unsigned block);
 /* Grid for the contiguous elementwise kernels over n elements, `lanes` of
  * them a thread (the kernel's vector: 16 bytes of the operand it sizes
  * vectors by), every thread in the grid (up to 2^31 threads; the kernels'

@@ -15,6 +15,12 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
     return d;
 }
 
+unsigned kp_grid_blocks(uint64_t blocks, unsigned block)
+{
+    const uint64_t most = (((uint64_t)1 << 31) - 1) / block;
+    return (unsigned)(blocks == 0 ? 1 : blocks < most ? blocks : most);
+}
+
 /* Blocks of 256 threads, each thread one vector, rather than kp_launch_1d's
  * capped grid-stride grid: on an H200 (kp-bench, 2^28 elements) binary ops
  * and where went from 98 to 102.5-103 % of the copy bandwidth, fill from
@@ -26,10 +32,7 @@ struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes)
 {
     enum { BLOCK = 256 };
     const uint64_t vectors = (n + lanes - 1) / lanes;
-    uint64_t blocks = (vectors + BLOCK - 1) / BLOCK;
-    if (blocks > (1u << 31) / BLOCK)  /* grid x block within 2^31 for HIP */
-        blocks = (1u << 31) / BLOCK;
-    struct kp_launch_dims d = {{(unsigned)(blocks ? blocks : 1), 1, 1}, {BLOCK, 1, 1}, 0};
+    struct kp_launch_dims d = {{kp_grid_blocks((vectors + BLOCK - 1) / BLOCK, BLOCK), 1, 1}, {BLOCK, 1, 1}, 0};
     return d;
 }
 

@@ -53,10 +53,10 @@ KP_DEVICE kp_vec<Tout, N> kp_map_vec(const kp_vec<Tin, N> &a, F f) {
 // bandwidth on an H200, where 16 bytes of the wider input a step gave
 // half-vector stores (widening casts, stores of 16 bytes either way, are
 // level).
-// src/ops/cast.c sizes its grid by the same rule.
+// The rule is KP_MAP_LANES (kp_kernel_abi.h), by which src/ops/cast.c
+// sizes its grid.
 template <typename Tin, typename Tout> struct kp_map_lanes {
-    static constexpr int to_out = 16 / (int)sizeof(Tout), to_in = 32 / (int)sizeof(Tin);
-    static constexpr int value = to_out < to_in ? to_out : to_in;
+    static constexpr int value = KP_MAP_LANES((int)sizeof(Tin), (int)sizeof(Tout));
 };
 
 // kp_map_contiguous's vector loop at N elements a vector: the elements it

@@ -22,6 +22,13 @@ struct kp_strided {
     int64_t stride[KP_KERNEL_MAX_OPERANDS][KP_KERNEL_MAX_RANK];
 };
 
+/* Elements a thread step of the contiguous map kernels takes (kp_map_lanes
+ * in kp_elementwise.cuh) for input and output elements of these sizes in
+ * bytes: 16 bytes of the output, at most 32 of the input. The host sizes
+ * their grids by the same figure (cast). */
+#define KP_MAP_LANES(in_size, out_size) \
+    (16 / (out_size) < 32 / (in_size) ? 16 / (out_size) : 32 / (in_size))
+
 /* Launch limits shared by the reduce module's launchers and kernels
  * (__launch_bounds__), and the 16-byte slots of a row each thread of a row
  * kernel keeps in registers: enough for the loads in flight that memory

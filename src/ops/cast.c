@@ -34,10 +34,9 @@ kp_status kp_cast(kp_stream *stream, const kp_tensor *dst, const kp_tensor *src)
     void *x = kp_tensor_base(src), *y = kp_tensor_base(dst);
     kp_device *dev = stream->device;
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&src->layout)) {
-        /* as kp_map_lanes in kernels/common/kp_elementwise.cuh */
-        const unsigned to_dst = 16 / (unsigned)kp_dtype_size(dst->dtype);
-        const unsigned to_src = 32 / (unsigned)kp_dtype_size(src->dtype);
-        struct kp_launch_dims dims = kp_launch_elementwise(n, to_dst < to_src ? to_dst : to_src);
+        const unsigned lanes = KP_MAP_LANES((unsigned)kp_dtype_size(src->dtype),
+                                            (unsigned)kp_dtype_size(dst->dtype));
+        struct kp_launch_dims dims = kp_launch_elementwise(n, lanes);
         void *args[] = {&n, &x, &y};
         return kp_launch_family(stream, cast_contiguous[src->dtype], dst->dtype, &dims, args);
     }

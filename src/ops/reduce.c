@@ -255,15 +255,6 @@ static void set_chunks(struct kp_reduce_args *a, uint64_t splits, uint64_t align
     a->splits = (int64_t)ceil_div(n_red, chunk);
 }
 
-/* Blocks for a grid-stride launch: at least 1, and grid x block below 2^31
- * (HIP takes the global size as 32 bits). */
-static unsigned grid_cap(uint64_t blocks, unsigned block)
-{
-    if (blocks == 0)
-        return 1;
-    return (unsigned)min_u64(blocks, (((uint64_t)1 << 31) - 1) / block);
-}
-
 /* Outputs a thread of reduce_cols_<op> takes (kernels/reduce.cu): for
  * sum, mean, min and max, 16 bytes' worth of 2- and 4-byte elements where
  * those outputs are 16 contiguous, aligned bytes of src and of dst at
@@ -318,7 +309,7 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, cons
         p->kind = KIND_COLS;
         p->dims.block[0] = REDUCE_BLOCK / slices;
         p->dims.block[1] = slices;
-        p->dims.grid[0] = grid_cap(blocks, REDUCE_BLOCK);
+        p->dims.grid[0] = kp_grid_blocks(blocks, REDUCE_BLOCK);
         p->dims.grid[1] = (unsigned)a->splits;
         return;
     }
@@ -352,7 +343,7 @@ static void plan_launch(const kp_device *dev, kp_reduce_op op, kp_dtype dt, cons
     a->group = (int32_t)group;
     p->kind = contig ? KIND_GROUPS : KIND_STRIDED;
     p->dims.block[0] = block;
-    p->dims.grid[0] = grid_cap(out_blocks, block);
+    p->dims.grid[0] = kp_grid_blocks(out_blocks, block);
     p->dims.grid[1] = (unsigned)a->splits;
 }
 
@@ -363,7 +354,7 @@ static struct kp_launch_dims plan_final(struct kp_reduce_args *a)
     unsigned group = splits > 32 ? REDUCE_BLOCK : pow2_at_least(splits);  /* <= 32 or the block */
     a->group = (int32_t)group;
     struct kp_launch_dims d = {
-        {grid_cap(ceil_div((uint64_t)a->n_out, REDUCE_BLOCK / group), REDUCE_BLOCK), 1, 1},
+        {kp_grid_blocks(ceil_div((uint64_t)a->n_out, REDUCE_BLOCK / group), REDUCE_BLOCK), 1, 1},
         {REDUCE_BLOCK, 1, 1}, 0};
     return d;
 }

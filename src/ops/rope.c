@@ -137,10 +137,8 @@ kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst
     while (group < (uint64_t)(a.half / a.pairs) && group < ROPE_BLOCK)
         group <<= 1;
     a.group = (int32_t)group;
-    uint64_t blocks = ((uint64_t)a.rows + ROPE_BLOCK / group - 1) / (ROPE_BLOCK / group);
-    if (blocks > (((uint64_t)1 << 31) - 1) / ROPE_BLOCK)  /* grid x block < 2^31 for HIP */
-        blocks = (((uint64_t)1 << 31) - 1) / ROPE_BLOCK;
-    struct kp_launch_dims dims = {{(unsigned)blocks, 1, 1}, {ROPE_BLOCK, 1, 1}, 0};
+    const uint64_t blocks = ((uint64_t)a.rows + ROPE_BLOCK / group - 1) / (ROPE_BLOCK / group);
+    struct kp_launch_dims dims = {{kp_grid_blocks(blocks, ROPE_BLOCK), 1, 1}, {ROPE_BLOCK, 1, 1}, 0};
     void *args[] = {&a, &xp, &cp, &sp, &yp};
     return kp_launch_family(stream, KP_KF_ROPE, src->dtype, &dims, args);
 }

@@ -208,10 +208,8 @@ static enum row_path plan_rows(const kp_device *dev, const kp_tensor *dst, const
     a->cached = slots;
     a->group = (int32_t)group;
     block = group <= 32 ? ROW_SEGMENT_BLOCK : group;
-    uint64_t blocks = (rows + block / group - 1) / (block / group);
-    if (blocks > (((uint64_t)1 << 31) - 1) / block)  /* grid x block < 2^31 for HIP */
-        blocks = (((uint64_t)1 << 31) - 1) / block;
-    *dims = (struct kp_launch_dims){{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
+    const uint64_t blocks = (rows + block / group - 1) / (block / group);
+    *dims = (struct kp_launch_dims){{kp_grid_blocks(blocks, block), 1, 1}, {block, 1, 1}, 0};
     /* <op>_<dtype> caches whole slots only (a check a slot, not an element:
      * see kp_rows); rows whose last slot is cut (a single row, or rows
      * padded apart) take the strided kernel's checks */

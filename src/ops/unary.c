@@ -33,13 +33,7 @@ const char *kp_unary_op_name(kp_unary_op op)
 static struct kp_launch_dims contiguous_dims(const kp_device *dev, uint64_t vectors, unsigned vpt)
 {
     enum { BLOCK = 256 };
-    if (vpt <= 1)
-        return kp_launch_1d(dev, vectors, BLOCK);
-    uint64_t blocks = (vectors + (uint64_t)vpt * BLOCK - 1) / ((uint64_t)vpt * BLOCK);
-    if (blocks > 0x7fffffffu / BLOCK)  /* grid x block < 2^31 for HIP */
-        blocks = 0x7fffffffu / BLOCK;
-    struct kp_launch_dims d = {{(unsigned)(blocks ? blocks : 1), 1, 1}, {BLOCK, 1, 1}, 0, 0};
-    return d;
+    return vpt <= 1 ? kp_launch_1d(dev, vectors, BLOCK) : kp_launch_elementwise(vectors, vpt);
 }
 
 /* The kernels take param in the dtype's compute type; integer kernels
