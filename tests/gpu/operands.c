@@ -19,12 +19,22 @@ kp_tensor operand_tensor(struct gpu_buf *b, kp_dtype dtype, int rank, const int6
     return gpu_tensor(b, dtype, rank, shape, l->strided ? l->strides : NULL, l->offset);
 }
 
+kp_tensor case_dst_tensor(struct gpu_buf *b, kp_dtype dtype, const struct dst_src_case *c)
+{
+    return gpu_tensor(b, dtype, c->rank, c->shape, case_strides(c->dst_strides, c->rank), c->dst_offset);
+}
+
+kp_tensor case_src_tensor(struct gpu_buf *b, kp_dtype dtype, const struct dst_src_case *c)
+{
+    return gpu_tensor(b, dtype, c->rank, c->shape, case_strides(c->src_strides, c->rank), c->src_offset);
+}
+
 void check_untouched(const struct gpu_buf *b, const unsigned char *written, size_t es,
                      unsigned char poison, const char *context)
 {
     const unsigned char *h = b->host;
     for (size_t i = 0; i < b->bytes; i++)
-        if (!written[i / es])
+        if (!written || !written[i / es])
             ck_assert_msg(h[i] == poison,
                           "%s: byte %zu (element %zu) outside the output view was overwritten: 0x%02x",
                           context, i, i / es, h[i]);

@@ -24,8 +24,24 @@ size_t operand_extent(int rank, const int64_t *shape, const struct operand_layou
 kp_tensor operand_tensor(struct gpu_buf *b, kp_dtype dtype, int rank, const int64_t *shape,
                          const struct operand_layout *l);
 
+/* A destination and a source view of one shape, for the tests of ops with
+ * one input (unary, cast, affine, copy, fill): strides all zero mean
+ * contiguous, offsets are in elements. */
+struct dst_src_case {
+    const char *name;
+    int rank;
+    int64_t shape[CASE_MAX_RANK];
+    int64_t dst_strides[CASE_MAX_RANK], src_strides[CASE_MAX_RANK];
+    int64_t dst_offset, src_offset;
+};
+/* The case's views as tensors of dtype over b (an empty gpu_buf when only
+ * the layout matters, e.g. for tensor_extent). */
+kp_tensor case_dst_tensor(struct gpu_buf *b, kp_dtype dtype, const struct dst_src_case *c);
+kp_tensor case_src_tensor(struct gpu_buf *b, kp_dtype dtype, const struct dst_src_case *c);
+
 /* Fails unless every byte of b's host mirror outside the elements flagged in
- * `written` (one flag per element of size es) still equals `poison`. */
+ * `written` (one flag per element of size es; NULL: none) still equals
+ * `poison`. */
 void check_untouched(const struct gpu_buf *b, const unsigned char *written, size_t es,
                      unsigned char poison, const char *context);
 

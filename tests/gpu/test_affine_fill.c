@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "operands.h"
 
 #define POISON 0xA5
 
@@ -57,15 +58,7 @@ static int close_enough(kp_dtype dt, double got, double want, double scale)
     return fabs(got - want) <= ulp * fmax(fabs(want), scale) + 1e-300;
 }
 
-struct layout_case {
-    const char *name;
-    int rank;
-    int64_t shape[3];
-    int64_t dst_strides[3], src_strides[3];  /* all zero = contiguous */
-    int64_t dst_offset, src_offset;
-};
-
-static const struct layout_case cases[] = {
+static const struct dst_src_case cases[] = {
     {"contiguous odd", 1, {100003}, {0}, {0}, 0, 0},
     {"contiguous offset", 2, {33, 65}, {0}, {0}, 3, 1},
     {"transposed src", 2, {37, 53}, {0}, {1, 37}, 0, 5},
@@ -89,51 +82,24 @@ static const struct layout_case cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-static int64_t extent(int rank, const int64_t *shape, const int64_t *strides, int64_t offset)
-{
-    int64_t last = offset;
-    for (int d = 0; d < rank; d++)
-        if (shape[d] > 0)
-            last += (shape[d] - 1) * strides[d];
-    return last + 1;
-}
-
-static kp_tensor make_tensor(struct gpu_buf *b, kp_dtype dt, const struct layout_case *c,
-                             const int64_t *strides, int64_t offset)
-{
-    int zero = 1;
-    for (int d = 0; d < c->rank; d++)
-        zero &= strides[d] == 0;
-    return gpu_tensor(b, dt, c->rank, c->shape, zero ? NULL : strides, offset);
-}
-
-static void check_untouched(const struct gpu_buf *b, const unsigned char *written, size_t es)
-{
-    const unsigned char *h = b->host;
-    for (size_t i = 0; i < b->bytes; i++)
-        if (!written[i / es])
-            ck_assert_msg(h[i] == POISON, "byte %zu outside the output view was overwritten", i);
-}
-
 /* Runs `op` for one dtype and layout case; checks every element. */
 enum op_kind { OP_AFFINE, OP_COPY, OP_FILL };
 
-static void run_case(enum op_kind op, kp_dtype dt, const struct layout_case *c)
+static void run_case(enum op_kind op, kp_dtype dt, const struct dst_src_case *c)
 {
     size_t es = kp_dtype_size(dt);
     struct gpu_buf src, dst;
-    kp_tensor tmp_d = make_tensor(&(struct gpu_buf){0}, dt, c, c->dst_strides, c->dst_offset);
-    kp_tensor tmp_s = make_tensor(&(struct gpu_buf){0}, dt, c, c->src_strides, c->src_offset);
-    size_t dst_elems = (size_t)extent(c->rank, tmp_d.layout.shape, tmp_d.layout.strides, c->dst_offset);
-    size_t src_elems = (size_t)extent(c->rank, tmp_s.layout.shape, tmp_s.layout.strides, c->src_offset);
+    kp_tensor tmp_d = case_dst_tensor(&(struct gpu_buf){0}, dt, c);
+    kp_tensor tmp_s = case_src_tensor(&(struct gpu_buf){0}, dt, c);
+    size_t dst_elems = (size_t)tensor_extent(&tmp_d), src_elems = (size_t)tensor_extent(&tmp_s);
     gpu_buf_alloc(&src, src_elems * es);
     gpu_buf_alloc(&dst, dst_elems * es);
     host_random(dt, src.host, src_elems);
     memset(dst.host, POISON, dst.bytes);
     gpu_buf_upload(&src);
     gpu_buf_upload(&dst);
-    kp_tensor s = make_tensor(&src, dt, c, c->src_strides, c->src_offset);
-    kp_tensor d = make_tensor(&dst, dt, c, c->dst_strides, c->dst_offset);
+    kp_tensor s = case_src_tensor(&src, dt, c);
+    kp_tensor d = case_dst_tensor(&dst, dt, c);
 
     double mul = dt == KP_DTYPE_U8 ? 3 : dt == KP_DTYPE_F16 || dt == KP_DTYPE_BF16 ? 1.5 : -2.25;
     double add = dt == KP_DTYPE_U8 || dt == KP_DTYPE_U32 ? 7 : dt == KP_DTYPE_I64 ? -11 : 0.75;
@@ -169,7 +135,7 @@ static void run_case(enum op_kind op, kp_dtype dt, const struct layout_case *c)
                           "%s %s #%llu: got %.17g want %.17g", c->name, kp_dtype_name(dt),
                           (unsigned long long)i, g, w);
     }
-    check_untouched(&dst, written, es);
+    check_untouched(&dst, written, es, POISON, c->name);
     free(written);
     gpu_buf_free(&src);
     gpu_buf_free(&dst);
@@ -179,7 +145,7 @@ START_TEST(test_affine)
 {
     rng_seed(1000 + (uint64_t)_i);
     kp_dtype dt = all_dtypes[_i % N_DTYPES];
-    const struct layout_case *c = &cases[_i / N_DTYPES];
+    const struct dst_src_case *c = &cases[_i / N_DTYPES];
     run_case(OP_AFFINE, dt, c);
 }
 END_TEST
@@ -194,7 +160,7 @@ END_TEST
 START_TEST(test_fill)
 {
     rng_seed(3000 + (uint64_t)_i);
-    const struct layout_case *c = &cases[_i / N_DTYPES];
+    const struct dst_src_case *c = &cases[_i / N_DTYPES];
     run_case(OP_FILL, all_dtypes[_i % N_DTYPES], c);
 }
 END_TEST

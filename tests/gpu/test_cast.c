@@ -9,20 +9,13 @@
 
 #include "cast_ref.h"
 #include "harness.h"
+#include "operands.h"
 
 #define POISON 0xA5
 #define N_DTYPES KP_DTYPE_COUNT
 #define MAX_REPORTED 8
 
-struct layout_case {
-    const char *name;
-    int rank;
-    int64_t shape[3];
-    int64_t dst_strides[3], src_strides[3];  /* all zero = contiguous */
-    int64_t dst_offset, src_offset;
-};
-
-static const struct layout_case cases[] = {
+static const struct dst_src_case cases[] = {
     /* aligned bases: the 16-byte vector path plus a scalar tail */
     {"contiguous odd", 1, {20011}, {0}, {0}, 0, 0},
     /* odd offsets: unaligned, so the scalar path of the contiguous kernel */
@@ -39,31 +32,13 @@ static const struct layout_case cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-static int64_t extent(const kp_tensor *t)
-{
-    int64_t last = t->layout.offset;
-    for (int d = 0; d < t->layout.rank; d++)
-        if (t->layout.shape[d] > 0)
-            last += (t->layout.shape[d] - 1) * t->layout.strides[d];
-    return last + 1;
-}
-
-static kp_tensor make_tensor(struct gpu_buf *b, kp_dtype dt, const struct layout_case *c,
-                             const int64_t *strides, int64_t offset)
-{
-    int contiguous = 1;
-    for (int d = 0; d < c->rank; d++)
-        contiguous &= strides[d] == 0;
-    return gpu_tensor(b, dt, c->rank, c->shape, contiguous ? NULL : strides, offset);
-}
-
-static void run_case(kp_dtype from, kp_dtype to, const struct layout_case *c)
+static void run_case(kp_dtype from, kp_dtype to, const struct dst_src_case *c)
 {
     size_t es = kp_dtype_size(from), ed = kp_dtype_size(to);
     struct gpu_buf src, dst;
-    kp_tensor shape_d = make_tensor(&(struct gpu_buf){0}, to, c, c->dst_strides, c->dst_offset);
-    kp_tensor shape_s = make_tensor(&(struct gpu_buf){0}, from, c, c->src_strides, c->src_offset);
-    size_t dst_elems = (size_t)extent(&shape_d), src_elems = (size_t)extent(&shape_s);
+    kp_tensor shape_d = case_dst_tensor(&(struct gpu_buf){0}, to, c);
+    kp_tensor shape_s = case_src_tensor(&(struct gpu_buf){0}, from, c);
+    size_t dst_elems = (size_t)tensor_extent(&shape_d), src_elems = (size_t)tensor_extent(&shape_s);
     gpu_buf_alloc(&src, src_elems * es);
     gpu_buf_alloc(&dst, dst_elems * ed);
     size_t specials = cast_special_inputs(from, src.host, src_elems);
@@ -71,8 +46,8 @@ static void run_case(kp_dtype from, kp_dtype to, const struct layout_case *c)
     memset(dst.host, POISON, dst.bytes);
     gpu_buf_upload(&src);
     gpu_buf_upload(&dst);
-    kp_tensor s = make_tensor(&src, from, c, c->src_strides, c->src_offset);
-    kp_tensor d = make_tensor(&dst, to, c, c->dst_strides, c->dst_offset);
+    kp_tensor s = case_src_tensor(&src, from, c);
+    kp_tensor d = case_dst_tensor(&dst, to, c);
 
     CK_OK(kp_cast(gpu_stream, &d, &s));
     gpu_buf_download(&dst);
@@ -100,11 +75,10 @@ static void run_case(kp_dtype from, kp_dtype to, const struct layout_case *c)
     ck_assert_msg(bad == 0, "cast %s -> %s, %s: %llu of %llu elements differ from the reference "
                   "(first #%llu; details printed above)", kp_dtype_name(from), kp_dtype_name(to),
                   c->name, (unsigned long long)bad, (unsigned long long)n, (unsigned long long)first_bad);
-    const unsigned char *h = dst.host;
-    for (size_t i = 0; i < dst.bytes; i++)
-        ck_assert_msg(written[i / ed] || h[i] == POISON,
-                      "cast %s -> %s, %s: byte %zu of dst, outside the output view, was overwritten (0x%02x)",
-                      kp_dtype_name(from), kp_dtype_name(to), c->name, i, h[i]);
+    char context[96];
+    snprintf(context, sizeof(context), "cast %s -> %s, %s, dst", kp_dtype_name(from), kp_dtype_name(to),
+             c->name);
+    check_untouched(&dst, written, ed, POISON, context);
     free(written);
     gpu_buf_free(&src);
     gpu_buf_free(&dst);
@@ -114,7 +88,7 @@ static void run_case(kp_dtype from, kp_dtype to, const struct layout_case *c)
 START_TEST(test_cast)
 {
     int pair = _i % (N_DTYPES * N_DTYPES);
-    const struct layout_case *c = &cases[_i / (N_DTYPES * N_DTYPES)];
+    const struct dst_src_case *c = &cases[_i / (N_DTYPES * N_DTYPES)];
     rng_seed(5000 + (uint64_t)_i);
     run_case((kp_dtype)(pair / N_DTYPES), (kp_dtype)(pair % N_DTYPES), c);
 }
@@ -123,7 +97,7 @@ END_TEST
 /* Enough elements that every thread of the capped grid loops several times. */
 START_TEST(test_cast_large)
 {
-    static const struct layout_case large = {"contiguous large", 1, {(1 << 23) + 5}, {0}, {0}, 0, 0};
+    static const struct dst_src_case large = {"contiguous large", 1, {(1 << 23) + 5}, {0}, {0}, 0, 0};
     static const kp_dtype pairs[][2] = {{KP_DTYPE_F32, KP_DTYPE_BF16}, {KP_DTYPE_F64, KP_DTYPE_F16},
                                         {KP_DTYPE_BF16, KP_DTYPE_F32}, {KP_DTYPE_I64, KP_DTYPE_U8}};
     rng_seed(9000 + (uint64_t)_i);

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "operands.h"
 
 #define POISON 0xA5
 
@@ -380,15 +381,7 @@ static size_t special_inputs(kp_dtype dt, void *base)
 
 /* ---- layouts */
 
-struct layout_case {
-    const char *name;
-    int rank;
-    int64_t shape[3];
-    int64_t dst_strides[3], src_strides[3];  /* all zero = contiguous */
-    int64_t dst_offset, src_offset;
-};
-
-static const struct layout_case cases[] = {
+static const struct dst_src_case cases[] = {
     {"contiguous odd", 1, {100003}, {0}, {0}, 0, 0},
     {"contiguous offset", 2, {33, 65}, {0}, {0}, 3, 1},
     {"transposed src", 2, {37, 53}, {0}, {1, 37}, 0, 5},
@@ -401,52 +394,21 @@ static const struct layout_case cases[] = {
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
-/* Elements a buffer needs to hold the view (empty views still get a small,
- * poisoned buffer that must stay untouched). */
-static int64_t extent(const kp_layout *l)
-{
-    int64_t last = l->offset;
-    for (int d = 0; d < l->rank; d++)
-        if (l->shape[d] > 0)
-            last += (l->shape[d] - 1) * l->strides[d];
-    return last + 1;
-}
-
-static kp_tensor make_tensor(struct gpu_buf *b, kp_dtype dt, const struct layout_case *c,
-                             const int64_t *strides, int64_t offset)
-{
-    int zero = 1;
-    for (int d = 0; d < c->rank; d++)
-        zero &= strides[d] == 0;
-    return gpu_tensor(b, dt, c->rank, c->shape, zero ? NULL : strides, offset);
-}
-
-static void check_untouched(const char *what, const struct gpu_buf *b, const unsigned char *written,
-                            size_t es)
-{
-    const unsigned char *h = b->host;
-    for (size_t i = 0; i < b->bytes; i++)
-        if (!written || !written[i / es])
-            ck_assert_msg(h[i] == POISON, "%s: byte %zu outside the output view was overwritten",
-                          what, i);
-}
-
 /* Runs op on one layout case and checks every element of the view. */
-static void run_layout_case(kp_unary_op op, kp_dtype dt, const struct layout_case *c, double param)
+static void run_layout_case(kp_unary_op op, kp_dtype dt, const struct dst_src_case *c, double param)
 {
     size_t es = kp_dtype_size(dt);
     struct gpu_buf none = {0}, src, dst;
-    kp_tensor shape_d = make_tensor(&none, dt, c, c->dst_strides, c->dst_offset);
-    kp_tensor shape_s = make_tensor(&none, dt, c, c->src_strides, c->src_offset);
-    size_t dst_elems = (size_t)extent(&shape_d.layout), src_elems = (size_t)extent(&shape_s.layout);
+    kp_tensor shape_d = case_dst_tensor(&none, dt, c), shape_s = case_src_tensor(&none, dt, c);
+    size_t dst_elems = (size_t)tensor_extent(&shape_d), src_elems = (size_t)tensor_extent(&shape_s);
     gpu_buf_alloc(&src, src_elems * es);
     gpu_buf_alloc(&dst, dst_elems * es);
     random_inputs(op, dt, src.host, src_elems);
     memset(dst.host, POISON, dst.bytes);
     gpu_buf_upload(&src);
     gpu_buf_upload(&dst);
-    kp_tensor s = make_tensor(&src, dt, c, c->src_strides, c->src_offset);
-    kp_tensor d = make_tensor(&dst, dt, c, c->dst_strides, c->dst_offset);
+    kp_tensor s = case_src_tensor(&src, dt, c);
+    kp_tensor d = case_dst_tensor(&dst, dt, c);
     char what[128];
     snprintf(what, sizeof(what), "%s %s, %s", kp_unary_op_name(op), kp_dtype_name(dt), c->name);
 
@@ -455,7 +417,7 @@ static void run_layout_case(kp_unary_op op, kp_dtype dt, const struct layout_cas
         ck_assert_msg(st == KP_ERR_UNSUPPORTED, "%s: got status %s, want unsupported", what,
                       kp_status_string(st));
         gpu_buf_download(&dst);
-        check_untouched(what, &dst, NULL, es);
+        check_untouched(&dst, NULL, es, POISON, what);
     } else {
         ck_assert_msg(st == KP_OK, "%s: %s: %s", what, kp_status_string(st), kp_last_error_message());
         gpu_buf_download(&dst);
@@ -469,7 +431,7 @@ static void run_layout_case(kp_unary_op op, kp_dtype dt, const struct layout_cas
             if (!check_element(op, dt, param, src.host, si, dst.host, di, msg, sizeof(msg)))
                 ck_abort_msg("%s, element #%llu: %s", what, (unsigned long long)i, msg);
         }
-        check_untouched(what, &dst, written, es);
+        check_untouched(&dst, written, es, POISON, what);
         free(written);
     }
     gpu_buf_free(&src);
@@ -531,7 +493,7 @@ START_TEST(test_special_values_and_params)
         unsigned char *written = calloc(dst.bytes / es, 1);
         ck_assert_ptr_nonnull(written);
         memset(written, 1, n);
-        check_untouched(what, &dst, written, es);
+        check_untouched(&dst, written, es, POISON, what);
         free(written);
     }
     gpu_buf_free(&src);
