@@ -611,74 +611,50 @@ union any_block {
     unsigned char raw[sizeof(kp_block_q8_k)]; /* the largest */
 };
 
+/* A random scale, and a random dmin (see random_dmin_sign). */
+static uint16_t random_d(uint64_t *seed) { return random_scale16(seed, random_sign(seed)); }
+static uint16_t random_dmin(uint64_t *seed) { return random_scale16(seed, random_dmin_sign(seed)); }
+
 /* Random quant bits everywhere, then the scales overwritten and the derived
  * fields (Q8_1 s, Q8_K bsums) made consistent. */
 static void random_block(int qf, union any_block *u, uint64_t *seed)
 {
     random_bytes(u->raw, (size_t)quant_ref_block_bytes(qf), seed);
     switch (qf) {
-    case KP_QF_Q4_0: {
-        kp_block_q4_0 *b = &u->q4_0;
-        b->d = random_scale16(seed, random_sign(seed));
+    case KP_QF_Q4_0: u->q4_0.d = random_d(seed); break;
+    case KP_QF_Q5_0: u->q5_0.d = random_d(seed); break;
+    case KP_QF_Q8_0: u->q8_0.d = random_d(seed); break;
+    case KP_QF_Q3_K: u->q3_K.d = random_d(seed); break;
+    case KP_QF_Q6_K: u->q6_K.d = random_d(seed); break;
+    case KP_QF_IQ4_NL: u->iq4_nl.d = random_d(seed); break;
+    case KP_QF_IQ4_XS: u->iq4_xs.d = random_d(seed); break;
+    case KP_QF_Q4_1:
+        u->q4_1.d = random_d(seed);
+        u->q4_1.m = random_d(seed);
         break;
-    }
-    case KP_QF_Q4_1: {
-        kp_block_q4_1 *b = &u->q4_1;
-        b->d = random_scale16(seed, random_sign(seed));
-        b->m = random_scale16(seed, random_sign(seed));
+    case KP_QF_Q5_1:
+        u->q5_1.d = random_d(seed);
+        u->q5_1.m = random_d(seed);
         break;
-    }
-    case KP_QF_Q5_0: {
-        kp_block_q5_0 *b = &u->q5_0;
-        b->d = random_scale16(seed, random_sign(seed));
+    case KP_QF_Q2_K:
+        u->q2_K.d = random_d(seed);
+        u->q2_K.dmin = random_dmin(seed);
         break;
-    }
-    case KP_QF_Q5_1: {
-        kp_block_q5_1 *b = &u->q5_1;
-        b->d = random_scale16(seed, random_sign(seed));
-        b->m = random_scale16(seed, random_sign(seed));
+    case KP_QF_Q4_K:
+        u->q4_K.d = random_d(seed);
+        u->q4_K.dmin = random_dmin(seed);
         break;
-    }
-    case KP_QF_Q8_0: {
-        kp_block_q8_0 *b = &u->q8_0;
-        b->d = random_scale16(seed, random_sign(seed));
+    case KP_QF_Q5_K:
+        u->q5_K.d = random_d(seed);
+        u->q5_K.dmin = random_dmin(seed);
         break;
-    }
     case KP_QF_Q8_1: {
         kp_block_q8_1 *b = &u->q8_1;
         int sum = 0;
-        b->d = random_scale16(seed, random_sign(seed));
+        b->d = random_d(seed);
         for (int j = 0; j < 32; j++)
             sum += b->qs[j];
         b->s = quant_ref_f32_to_f16((float)sum * h2f(b->d));
-        break;
-    }
-    case KP_QF_Q2_K: {
-        kp_block_q2_k *b = &u->q2_K;
-        b->d = random_scale16(seed, random_sign(seed));
-        b->dmin = random_scale16(seed, random_dmin_sign(seed));
-        break;
-    }
-    case KP_QF_Q3_K: {
-        kp_block_q3_k *b = &u->q3_K;
-        b->d = random_scale16(seed, random_sign(seed));
-        break;
-    }
-    case KP_QF_Q4_K: {
-        kp_block_q4_k *b = &u->q4_K;
-        b->d = random_scale16(seed, random_sign(seed));
-        b->dmin = random_scale16(seed, random_dmin_sign(seed));
-        break;
-    }
-    case KP_QF_Q5_K: {
-        kp_block_q5_k *b = &u->q5_K;
-        b->d = random_scale16(seed, random_sign(seed));
-        b->dmin = random_scale16(seed, random_dmin_sign(seed));
-        break;
-    }
-    case KP_QF_Q6_K: {
-        kp_block_q6_k *b = &u->q6_K;
-        b->d = random_scale16(seed, random_sign(seed));
         break;
     }
     case KP_QF_Q8_K: {
@@ -693,16 +669,6 @@ static void random_block(int qf, union any_block *u, uint64_t *seed)
                 sum += b->qs[16 * g + l];
             b->bsums[g] = (int16_t)sum;
         }
-        break;
-    }
-    case KP_QF_IQ4_NL: {
-        kp_block_iq4_nl *b = &u->iq4_nl;
-        b->d = random_scale16(seed, random_sign(seed));
-        break;
-    }
-    case KP_QF_IQ4_XS: {
-        kp_block_iq4_xs *b = &u->iq4_xs;
-        b->d = random_scale16(seed, random_sign(seed));
         break;
     }
     default: abort();
