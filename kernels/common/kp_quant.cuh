@@ -329,47 +329,30 @@ template <int A> KP_DEVICE void kp_q8_dequant8(const uint8_t *p, float d, float 
     for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(int8_t)qs[i], d);
 }
 
-template <> struct kp_qdecode<KP_QF_Q8_0> {
-    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q8_0);
+// Q8_0 and Q8_1: an f16 scale, then 32 int8 quants at QS (Q8_1 keeps its
+// derived sum between them, which dequantization does not read).
+template <typename Block, int QS> struct kp_q8_32_decode {
+    static constexpr int elems = 32, bytes = (int)sizeof(Block);
     static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
     static constexpr bool split = false, has_offset = false;
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
-        kp_q8_dequant8<align>(b + 2 + 8 * g, kp_qhalf(b), y);
+        kp_q8_dequant8<align>(b + QS + 8 * g, kp_qhalf(b), y);
     }
     KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
         it.offset_lo = it.offset_hi = 0.0f;
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
-        kp_q8_item<align>(b + 2, it.q);
+        kp_q8_item<align>(b + QS, it.q);
         scales(b, s, it);
     }
     KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
-        kp_q8_quad<align>(b + 2, t, lo, hi);
+        kp_q8_quad<align>(b + QS, t, lo, hi);
     }
 };
-
-template <> struct kp_qdecode<KP_QF_Q8_1> {
-    static constexpr int elems = 32, bytes = (int)sizeof(kp_block_q8_1);
-    static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
-    static constexpr bool split = false, has_offset = false;
-    static constexpr int bias = 0;
-    KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
-        kp_q8_dequant8<align>(b + 4 + 8 * g, kp_qhalf(b), y);
-    }
-    KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
-        it.scale_lo = it.scale_hi = kp_qhalf(b);
-        it.offset_lo = it.offset_hi = 0.0f;
-    }
-    KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
-        kp_q8_item<align>(b + 4, it.q);
-        scales(b, s, it);
-    }
-    KP_DEVICE static void quad(const uint8_t *b, int, int t, int &lo, int &hi) {
-        kp_q8_quad<align>(b + 4, t, lo, hi);
-    }
-};
+template <> struct kp_qdecode<KP_QF_Q8_0> : kp_q8_32_decode<kp_block_q8_0, 2> {};
+template <> struct kp_qdecode<KP_QF_Q8_1> : kp_q8_32_decode<kp_block_q8_1, 4> {};
 
 template <> struct kp_qdecode<KP_QF_Q8_K> {
     static constexpr int elems = 256, bytes = (int)sizeof(kp_block_q8_k);
