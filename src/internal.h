@@ -135,8 +135,8 @@ struct kp_launch_dims kp_launch_1d(const kp_device *dev, uint64_t items, unsigne
 unsigned kp_grid_blocks(uint64_t blocks, unsigned block);
 /* Grid for the contiguous elementwise kernels over n elements, `lanes` of
  * them a thread (the kernel's vector: 16 bytes of the operand it sizes
- * vectors by), every thread in the grid (up to 2^31 threads; the kernels'
- * grid-stride loops take what lies beyond). */
+ * vectors by), every thread in the grid (up to kp_grid_blocks' cap; the
+ * kernels' grid-stride loops take what lies beyond). */
 struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes);
 /* Grid and block for a strided kernel over `layout` (rows of its innermost
  * dimension, see kp_for_each_strided in kernels/common). The kernel's first

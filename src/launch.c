@@ -31,8 +31,8 @@ unsigned kp_grid_blocks(uint64_t blocks, unsigned block)
 struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes)
 {
     enum { BLOCK = 256 };
-    const uint64_t vectors = (n + lanes - 1) / lanes;
-    struct kp_launch_dims d = {{kp_grid_blocks((vectors + BLOCK - 1) / BLOCK, BLOCK), 1, 1}, {BLOCK, 1, 1}, 0};
+    const uint64_t vectors = (n + lanes - 1) / lanes, blocks = (vectors + BLOCK - 1) / BLOCK;
+    struct kp_launch_dims d = {{kp_grid_blocks(blocks, BLOCK), 1, 1}, {BLOCK, 1, 1}, 0};
     return d;
 }
 
