@@ -94,7 +94,8 @@ START_TEST(test_cast)
 }
 END_TEST
 
-/* Enough elements that every thread of the capped grid loops several times. */
+/* A large contiguous tensor: thousands of blocks of the covering grid, and a
+ * last vector cut short (2^23 + 5 elements). */
 START_TEST(test_cast_large)
 {
     static const struct dst_src_case large = {"contiguous large", 1, {(1 << 23) + 5}, {0}, {0}, 0, 0};
