@@ -4,48 +4,55 @@
  * each entry into two kernel families and a row of kp_unary's op table.
  * Plain C preprocessor only, like kp_kernel_abi.h.
  *
- * X(ID, name, SET, VPT): ID names the public KP_UNARY_<ID>, name is the
- * op's kernel name prefix and kp_unary_op_name(), SET is one of
+ * X(ID, name, SET, VPT, VPT16): ID names the public KP_UNARY_<ID>, name is
+ * the op's kernel name prefix and kp_unary_op_name(), SET is one of
  *   DTYPES  every dtype (f32 f64 f16 bf16 u8 u32 i64)
  *   SIGNED  the float dtypes and i64
  *   FLOATS  the float dtypes (f32 f64 f16 bf16)
- * and VPT is how the contiguous kernel is laid over the tensor:
- *   4  a grid covering it once, each thread loading four 16-byte vectors
- *      before it computes any: on an H100 (kp-bench, 2^28 elements) every
- *      op then runs at 98-100 % of the copy bandwidth in f32, f16 and bf16
- *      (powf with its own pow, kp_pow.cuh), where a grid-stride loop over at
- *      most 32 blocks a multiprocessor, one vector a step, gave 92-96 %
- *      (gelu_erf 78 %, 16-bit powf 91 %);
- *   1  that grid-stride loop, which no op takes now (powf took it while it
- *      called libm's powf for every element, compute-bound at 85-87 %).
+ * and VPT (VPT16 for f16 and bf16) is how many 16-byte vectors each thread
+ * of the contiguous kernel loads before it computes any, over a grid that
+ * covers the tensor once. Four keep the compute-heavy ops memory-bound;
+ * one is faster for the ops that are little more than their loads and
+ * stores, which four left at 98.3-99.7 % of the copy bandwidth. H200
+ * (kp-bench, 2^28 elements, one run, VPT 4 and VPT 1 interleaved twice),
+ * % of copy, f32 / f16 / bf16, 4 -> 1:
+ *   neg, abs, sign, sqr, rsqrt, ceil, floor, round, relu: 98.3-99.7 ->
+ *     99.9-101.5 in all three;
+ *   exp 98.5 -> 100.0 in f32, recip 98.5 -> 99.1, tanh 98.6 -> 99.2, where
+ *     16-bit lost 0-4 points (bf16 exp 99.5 -> 98.5, tanh 99.5 -> 95.2);
+ *   log, sigmoid 99.0-99.5 -> 99.4-100.3 in 16-bit, where f32 lost 1-3;
+ *   sin, cos, erf, gelu, gelu_erf, silu, elu, powf, sqrt lost 1-16 points
+ *     at one vector a thread (16-bit erf 89 -> 75, elu 99 -> 86);
+ *   copy measured the same either way (99.3-100) and keeps four.
+ * f64 and the integer dtypes follow f32's column, unmeasured apart.
  * Order matches enum kp_unary_op. */
 #ifndef KP_UNARY_OPS_H
 #define KP_UNARY_OPS_H
 
-#define KP_UNARY_OPS(X)                \
-    X(COPY, copy, DTYPES, 4)           \
-    X(NEG, neg, SIGNED, 4)             \
-    X(RECIP, recip, FLOATS, 4)         \
-    X(ABS, abs, DTYPES, 4)             \
-    X(SIGN, sign, DTYPES, 4)           \
-    X(SQR, sqr, DTYPES, 4)             \
-    X(SQRT, sqrt, FLOATS, 4)           \
-    X(RSQRT, rsqrt, FLOATS, 4)         \
-    X(EXP, exp, FLOATS, 4)             \
-    X(LOG, log, FLOATS, 4)             \
-    X(SIN, sin, FLOATS, 4)             \
-    X(COS, cos, FLOATS, 4)             \
-    X(TANH, tanh, FLOATS, 4)           \
-    X(ERF, erf, FLOATS, 4)             \
-    X(CEIL, ceil, FLOATS, 4)           \
-    X(FLOOR, floor, FLOATS, 4)         \
-    X(ROUND, round, FLOATS, 4)         \
-    X(RELU, relu, DTYPES, 4)           \
-    X(GELU, gelu, FLOATS, 4)           \
-    X(GELU_ERF, gelu_erf, FLOATS, 4)   \
-    X(SILU, silu, FLOATS, 4)           \
-    X(SIGMOID, sigmoid, FLOATS, 4)     \
-    X(ELU, elu, FLOATS, 4)             \
-    X(POWF, powf, FLOATS, 4)
+#define KP_UNARY_OPS(X)                 \
+    X(COPY, copy, DTYPES, 4, 4)         \
+    X(NEG, neg, SIGNED, 1, 1)           \
+    X(RECIP, recip, FLOATS, 1, 4)       \
+    X(ABS, abs, DTYPES, 1, 1)           \
+    X(SIGN, sign, DTYPES, 1, 1)         \
+    X(SQR, sqr, DTYPES, 1, 1)           \
+    X(SQRT, sqrt, FLOATS, 4, 4)         \
+    X(RSQRT, rsqrt, FLOATS, 1, 1)       \
+    X(EXP, exp, FLOATS, 1, 4)           \
+    X(LOG, log, FLOATS, 4, 1)           \
+    X(SIN, sin, FLOATS, 4, 4)           \
+    X(COS, cos, FLOATS, 4, 4)           \
+    X(TANH, tanh, FLOATS, 1, 4)         \
+    X(ERF, erf, FLOATS, 4, 4)           \
+    X(CEIL, ceil, FLOATS, 1, 1)         \
+    X(FLOOR, floor, FLOATS, 1, 1)       \
+    X(ROUND, round, FLOATS, 1, 1)       \
+    X(RELU, relu, DTYPES, 1, 1)         \
+    X(GELU, gelu, FLOATS, 4, 4)         \
+    X(GELU_ERF, gelu_erf, FLOATS, 4, 4) \
+    X(SILU, silu, FLOATS, 4, 4)         \
+    X(SIGMOID, sigmoid, FLOATS, 4, 1)   \
+    X(ELU, elu, FLOATS, 4, 4)           \
+    X(POWF, powf, FLOATS, 4, 4)
 
 #endif

@@ -8,13 +8,15 @@
 struct unary_op_info {
     const char *name;
     enum kp_family_id contiguous, strided;
-    unsigned vectors_per_thread;  /* the contiguous kernel's, kp_unary_ops.h */
+    /* The contiguous kernel's vectors a thread (kp_unary_ops.h): for the
+     * dtypes other than f16 and bf16, for those two. */
+    unsigned char vpt, vpt16;
 };
 
 /* One row per op of kp_unary_ops.h, at its public enum value. */
 static const struct unary_op_info unary_ops[] = {
-#define KP_UNARY_OP_ROW(ID, name, set, vpt) \
-    [KP_UNARY_##ID] = {#name, KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED, vpt},
+#define KP_UNARY_OP_ROW(ID, name, set, vpt, vpt16) \
+    [KP_UNARY_##ID] = {#name, KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED, vpt, vpt16},
     KP_UNARY_OPS(KP_UNARY_OP_ROW)
 #undef KP_UNARY_OP_ROW
 };
@@ -26,14 +28,12 @@ const char *kp_unary_op_name(kp_unary_op op)
     return (unsigned)op < KP_UNARY_OP_COUNT ? unary_ops[op].name : NULL;
 }
 
-/* Grid of the contiguous kernels over `vectors` 16-byte vectors, as
- * kp_unary_ops.h says: covering them once at `vpt` vectors a thread, or,
- * for vpt 1, kp_launch_1d's grid-stride grid. Either is correct for any n:
- * the kernels' loops take whatever the grid leaves. */
-static struct kp_launch_dims contiguous_dims(const kp_device *dev, uint64_t vectors, unsigned vpt)
+/* Vectors a thread of op's contiguous kernel for dtype (kp_unary_ops.h),
+ * which lay its grid over the tensor: kp_launch_elementwise covers it once. */
+static unsigned contiguous_vpt(kp_unary_op op, kp_dtype dtype)
 {
-    enum { BLOCK = 256 };
-    return vpt <= 1 ? kp_launch_1d(dev, vectors, BLOCK) : kp_launch_elementwise(vectors, vpt);
+    bool half = dtype == KP_DTYPE_F16 || dtype == KP_DTYPE_BF16;
+    return half ? unary_ops[op].vpt16 : unary_ops[op].vpt;
 }
 
 /* The kernels take param in the dtype's compute type; integer kernels
@@ -114,7 +114,7 @@ kp_status kp_unary(kp_stream *stream, kp_unary_op op, const kp_tensor *dst,
     if (kp_layout_is_contiguous(&dst->layout) && kp_layout_is_contiguous(&src->layout)) {
         uint64_t lanes = 16 / kp_dtype_size(dst->dtype);
         struct kp_launch_dims dims =
-            contiguous_dims(dev, (n + lanes - 1) / lanes, unary_ops[op].vectors_per_thread);
+            kp_launch_elementwise((n + lanes - 1) / lanes, contiguous_vpt(op, dst->dtype));
         void *args[] = {&n, &x, &y, &p};
         return kp_launch_family(stream, unary_ops[op].contiguous, dst->dtype, &dims, args);
     }
