@@ -139,18 +139,20 @@ __device__ void kp_transpose_words(const kp_transpose_shape &s, const uint32_t *
     });
 }
 
-// 16-bit elements: tiles of 64 rows (r) by 128 columns (c) moved as 32-bit
-// words, so each global access is a word and a warp's reads and writes are
+// 16-bit elements: tiles of KP_TRANSPOSE16_ROWS rows (r) by
+// KP_TRANSPOSE16_COLS columns (c) (kp_kernel_abi.h) moved as 32-bit words,
+// so each global access is a word and a warp's reads and writes are
 // 128-byte rows (element by element they were 64-byte ones, at 43 % of a
 // copy on H100): a thread loads rows r and r + 1 of columns c and c + 1
 // (two words), swaps their halves into the words of columns (c, c + 1) at
 // r and at r + 1, and stores those to the tile, which is then written out
-// a row at a time. 128 columns give 16 loads a thread in flight and a
-// 16 KB tile, as the 32-bit kernel has (64 x 64 tiles, 8 loads, left H100
-// at 82 % of a copy). Tiles past an edge, and operands whose words would
-// be misaligned, move element by element.
+// a row at a time. A warp covers 64 rows of a column; taller tiles take
+// more such bands. Tiles past an edge, and operands whose words would be
+// misaligned, move element by element.
 __device__ void kp_transpose_pairs(const kp_transpose_shape &s, const uint16_t *x, uint16_t *y) {
-    constexpr int TR = 64, TC = 128, STEPS = TC / 2 / KP_TILE_ROWS;
+    constexpr int TR = KP_TRANSPOSE16_ROWS, TC = KP_TRANSPOSE16_COLS;
+    constexpr int BANDS = TR / 64, STEPS = TC / 2 / KP_TILE_ROWS;
+    static_assert(TR % 64 == 0 && TC % 64 == 0, "a warp moves 64 rows and 64-column words");
     __shared__ uint32_t tile[TR][TC / 2 + 1];  // tile[r - r0][(c - c0) / 2]: columns c, c + 1 at r
     const unsigned lane = threadIdx.x, w = threadIdx.y;
     const bool words = ((s.x_stride | s.y_stride | s.x_batch | s.y_batch) & 1) == 0 &&
@@ -158,27 +160,33 @@ __device__ void kp_transpose_pairs(const kp_transpose_shape &s, const uint16_t *
     kp_transpose_tiles<TR, TC>(s, x, y, [&](const uint16_t *xb, uint16_t *yb, kp_idx r0, kp_idx c0,
                                             bool whole) {
         whole = whole && words;
-        const kp_idx r = r0 + 2 * lane;
         auto at = [&](kp_idx c, kp_idx rr) -> uint32_t {
             return c < s.cols && rr < s.rows ? xb[c * s.x_stride + rr] : 0u;
         };
-        // a, b: rows r, r + 1 of columns c and c + 1, c - c0 = k
-        auto put = [&](unsigned k, uint32_t a, uint32_t b) {
-            tile[2 * lane][k / 2] = __byte_perm(a, b, 0x5410);
-            tile[2 * lane + 1][k / 2] = __byte_perm(a, b, 0x7632);
+        // a, b: rows r, r + 1 (r - r0 = 64 band + 2 lane) of columns c and c + 1, c - c0 = k
+        auto put = [&](int band, unsigned k, uint32_t a, uint32_t b) {
+            tile[64 * band + 2 * lane][k / 2] = __byte_perm(a, b, 0x5410);
+            tile[64 * band + 2 * lane + 1][k / 2] = __byte_perm(a, b, 0x7632);
         };
         if (whole) {  // words: x_stride / 2 a column, KP_TILE_ROWS * x_stride a step
-            const uint32_t *p = (const uint32_t *)(xb + (c0 + 2 * w) * s.x_stride + r);
 #pragma unroll
-            for (int i = 0; i < STEPS; i++)
-                put(2 * (w + KP_TILE_ROWS * i), p[i * KP_TILE_ROWS * s.x_stride],
-                    p[i * KP_TILE_ROWS * s.x_stride + s.x_stride / 2]);
-        } else {  // element by element; not unrolled, its 32 loads would raise every tile's registers
+            for (int band = 0; band < BANDS; band++) {
+                const uint32_t *p = (const uint32_t *)(xb + (c0 + 2 * w) * s.x_stride + r0 + 64 * band + 2 * lane);
+#pragma unroll
+                for (int i = 0; i < STEPS; i++)
+                    put(band, 2 * (w + KP_TILE_ROWS * i), p[i * KP_TILE_ROWS * s.x_stride],
+                        p[i * KP_TILE_ROWS * s.x_stride + s.x_stride / 2]);
+            }
+        } else {  // element by element; not unrolled, its many loads would raise every tile's registers
 #pragma unroll 1
-            for (int i = 0; i < STEPS; i++) {
-                const unsigned k = 2 * (w + KP_TILE_ROWS * i);
-                const kp_idx c = c0 + k;
-                put(k, at(c, r) | at(c, r + 1) << 16, at(c + 1, r) | at(c + 1, r + 1) << 16);
+            for (int band = 0; band < BANDS; band++) {
+                const kp_idx r = r0 + 64 * band + 2 * lane;
+#pragma unroll 1
+                for (int i = 0; i < STEPS; i++) {
+                    const unsigned k = 2 * (w + KP_TILE_ROWS * i);
+                    const kp_idx c = c0 + k;
+                    put(band, k, at(c, r) | at(c, r + 1) << 16, at(c + 1, r) | at(c + 1, r + 1) << 16);
+                }
             }
         }
         __syncthreads();
@@ -212,7 +220,8 @@ template <typename E> __device__ void kp_transpose(const kp_transpose_shape &s, 
 }
 
 // Launched with blocks of 32 x KP_TILE_ROWS threads; the launcher's grid
-// counts tiles of 64 x 128 (2-byte elements), 64 x 64 (4) or 32 x 32 (1, 8).
+// counts tiles of KP_TRANSPOSE16_ROWS x KP_TRANSPOSE16_COLS (2-byte
+// elements), 64 x 64 (4) or 32 x 32 (1, 8).
 #define KP_TRANSPOSE(NAME, T)                                                                  \
     KP_KERNEL void transpose2d_##NAME(kp_idx rows, kp_idx cols, const T *x, kp_idx x_stride,    \
                                       T *y, kp_idx y_stride, kp_idx batch, kp_idx x_batch,      \

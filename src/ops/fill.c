@@ -81,13 +81,15 @@ static bool transpose_plan_of(const struct kp_strided *l, struct transpose_plan 
     return true;
 }
 
-/* The plan through shared-memory tiles (kernels/fill.cu) of 64 rows by
- * 128 columns for 2-byte elements, 64 x 64 for 4-byte ones, else 32 x 32. */
+/* The plan through shared-memory tiles (kernels/fill.cu) of
+ * KP_TRANSPOSE16_ROWS x KP_TRANSPOSE16_COLS for 2-byte elements, 64 x 64 for
+ * 4-byte ones, else 32 x 32. */
 static kp_status launch_transpose(kp_stream *stream, kp_dtype dtype, void *y, const void *x,
                                   const struct transpose_plan *p)
 {
     const size_t es = kp_dtype_size(dtype);
-    const uint64_t tr = es == 2 || es == 4 ? 64 : 32, tc = es == 2 ? 128 : tr;
+    const uint64_t tr = es == 2 ? KP_TRANSPOSE16_ROWS : es == 4 ? 64 : 32;
+    const uint64_t tc = es == 2 ? KP_TRANSPOSE16_COLS : tr;
     uint64_t tiles_c = (p->cols + tc - 1) / tc, tiles_r = (p->rows + tr - 1) / tr * p->batch;
     uint64_t cap = (uint64_t)stream->device->info.multiprocessors * 16;
     uint64_t gx = tiles_c < cap ? tiles_c : cap;
