@@ -110,26 +110,29 @@ template <typename E> __device__ void kp_transpose_elems(const kp_transpose_shap
     });
 }
 
-// 32-bit elements: 64 x 64 tiles, 16 loads a thread in flight before the
-// tile is stored (a 32 x 32 tile's 4 left H100 at 69 % of a copy).
+// 32-bit elements: tiles of KP_TRANSPOSE32_ROWS rows (r) by
+// KP_TRANSPOSE32_COLS columns (c) (kp_kernel_abi.h), all of a thread's
+// loads in flight before the tile is stored (a 32 x 32 tile's 4 left H100
+// at 69 % of a copy).
 __device__ void kp_transpose_words(const kp_transpose_shape &s, const uint32_t *x, uint32_t *y) {
-    constexpr int T = 64, STEPS = T / KP_TILE_ROWS;
-    __shared__ uint32_t tile[T][T + 1];  // tile[c - c0][r - r0]
+    constexpr int TR = KP_TRANSPOSE32_ROWS, TC = KP_TRANSPOSE32_COLS;
+    static_assert(TR % 32 == 0 && TC % 32 == 0, "a warp moves 32 words of a row or column");
+    __shared__ uint32_t tile[TC][TR + 1];  // tile[c - c0][r - r0]
     const unsigned lane = threadIdx.x, w = threadIdx.y;
-    kp_transpose_tiles<T>(s, x, y, [&](const uint32_t *xb, uint32_t *yb, kp_idx r0, kp_idx c0, bool whole) {
+    kp_transpose_tiles<TR, TC>(s, x, y, [&](const uint32_t *xb, uint32_t *yb, kp_idx r0, kp_idx c0, bool whole) {
 #pragma unroll
-        for (int i = 0; i < STEPS; i++)
+        for (int i = 0; i < TC / KP_TILE_ROWS; i++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
+            for (int h = 0; h < TR / 32; h++) {
                 const unsigned k = w + KP_TILE_ROWS * i, u = lane + 32 * h;
                 const kp_idx c = c0 + k, r = r0 + u;
                 tile[k][u] = whole || (c < s.cols && r < s.rows) ? xb[c * s.x_stride + r] : 0u;
             }
         __syncthreads();
 #pragma unroll
-        for (int j = 0; j < STEPS; j++)
+        for (int j = 0; j < TR / KP_TILE_ROWS; j++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
+            for (int h = 0; h < TC / 32; h++) {
                 const unsigned k = w + KP_TILE_ROWS * j, u = lane + 32 * h;
                 const kp_idx r = r0 + k, c = c0 + u;
                 if (whole || (r < s.rows && c < s.cols))
@@ -147,8 +150,12 @@ __device__ void kp_transpose_words(const kp_transpose_shape &s, const uint32_t *
 // (two words), swaps their halves into the words of columns (c, c + 1) at
 // r and at r + 1, and stores those to the tile, which is then written out
 // a row at a time. A warp covers 64 rows of a column; taller tiles take
-// more such bands. Tiles past an edge, and operands whose words would be
-// misaligned, move element by element.
+// more such bands. 128 x 128 tiles read and write 256-byte runs of each
+// row or column: H200 (kp-bench, % of copy, f16 / bf16), transposed copy
+// 88 -> 94-94.5, the permutes bsc>bcs 88 -> 94 and nchw>nhwc 90 -> 95.5,
+// where 64 x 128 tiles (128-byte reads) stayed at 88-90 and 128 x 64
+// (128-byte writes) gained 1 point. Tiles past an edge, and operands whose
+// words would be misaligned, move element by element.
 __device__ void kp_transpose_pairs(const kp_transpose_shape &s, const uint16_t *x, uint16_t *y) {
     constexpr int TR = KP_TRANSPOSE16_ROWS, TC = KP_TRANSPOSE16_COLS;
     constexpr int BANDS = TR / 64, STEPS = TC / 2 / KP_TILE_ROWS;
@@ -221,7 +228,7 @@ template <typename E> __device__ void kp_transpose(const kp_transpose_shape &s, 
 
 // Launched with blocks of 32 x KP_TILE_ROWS threads; the launcher's grid
 // counts tiles of KP_TRANSPOSE16_ROWS x KP_TRANSPOSE16_COLS (2-byte
-// elements), 64 x 64 (4) or 32 x 32 (1, 8).
+// elements), KP_TRANSPOSE32_ROWS x KP_TRANSPOSE32_COLS (4) or 32 x 32 (1, 8).
 #define KP_TRANSPOSE(NAME, T)                                                                  \
     KP_KERNEL void transpose2d_##NAME(kp_idx rows, kp_idx cols, const T *x, kp_idx x_stride,    \
                                       T *y, kp_idx y_stride, kp_idx batch, kp_idx x_batch,      \

@@ -29,11 +29,13 @@ struct kp_strided {
 #define KP_MAP_LANES(in_size, out_size) \
     (16 / (out_size) < 32 / (in_size) ? 16 / (out_size) : 32 / (in_size))
 
-/* Tiles of the 2-byte transposing copies (transpose2d_<f16|bf16|...>,
- * kernels/fill.cu): rows, the dim the source runs along, by columns, the
- * one the destination runs along. */
-#define KP_TRANSPOSE16_ROWS 64
+/* Tiles of the transposing copies of 2- and 4-byte elements (kernels/fill.cu):
+ * rows, the dim the source runs along, by columns, the one the destination
+ * runs along. */
+#define KP_TRANSPOSE16_ROWS 128
 #define KP_TRANSPOSE16_COLS 128
+#define KP_TRANSPOSE32_ROWS 64
+#define KP_TRANSPOSE32_COLS 64
 
 /* Launch limits shared by the reduce module's launchers and kernels
  * (__launch_bounds__), and the 16-byte slots of a row each thread of a row

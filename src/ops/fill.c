@@ -82,14 +82,14 @@ static bool transpose_plan_of(const struct kp_strided *l, struct transpose_plan 
 }
 
 /* The plan through shared-memory tiles (kernels/fill.cu) of
- * KP_TRANSPOSE16_ROWS x KP_TRANSPOSE16_COLS for 2-byte elements, 64 x 64 for
- * 4-byte ones, else 32 x 32. */
+ * KP_TRANSPOSE16_ROWS x KP_TRANSPOSE16_COLS for 2-byte elements,
+ * KP_TRANSPOSE32_ROWS x KP_TRANSPOSE32_COLS for 4-byte ones, else 32 x 32. */
 static kp_status launch_transpose(kp_stream *stream, kp_dtype dtype, void *y, const void *x,
                                   const struct transpose_plan *p)
 {
     const size_t es = kp_dtype_size(dtype);
-    const uint64_t tr = es == 2 ? KP_TRANSPOSE16_ROWS : es == 4 ? 64 : 32;
-    const uint64_t tc = es == 2 ? KP_TRANSPOSE16_COLS : tr;
+    const uint64_t tr = es == 2 ? KP_TRANSPOSE16_ROWS : es == 4 ? KP_TRANSPOSE32_ROWS : 32;
+    const uint64_t tc = es == 2 ? KP_TRANSPOSE16_COLS : es == 4 ? KP_TRANSPOSE32_COLS : 32;
     uint64_t tiles_c = (p->cols + tc - 1) / tc, tiles_r = (p->rows + tr - 1) / tr * p->batch;
     uint64_t cap = (uint64_t)stream->device->info.multiprocessors * 16;
     uint64_t gx = tiles_c < cap ? tiles_c : cap;
