@@ -209,13 +209,14 @@ template <typename T> struct kp_unary_fn<T, kp_op_copy> {
         kp_map_strided(n, layout, x, y, kp_unary_fn<T, kp_op_##OP>{param});                  \
     }
 
-// The dtype sets of kp_unary_ops.h: X(op, suffix, storage type, VPT), with
-// the op's VPT16 for f16 and bf16.
-#define KP_UNARY_FOR_FLOATS(X, OP, V, V16) \
-    X(OP, f32, float, V) X(OP, f64, double, V) X(OP, f16, kp_f16, V16) X(OP, bf16, kp_bf16, V16)
-#define KP_UNARY_FOR_SIGNED(X, OP, V, V16) KP_UNARY_FOR_FLOATS(X, OP, V, V16) X(OP, i64, int64_t, V)
-#define KP_UNARY_FOR_DTYPES(X, OP, V, V16) \
-    KP_UNARY_FOR_SIGNED(X, OP, V, V16) X(OP, u8, uint8_t, V) X(OP, u32, uint32_t, V)
+// The dtype sets of kp_unary_ops.h: X(op, suffix, storage type, VPT), VPT
+// the op's V32, V16 or V64 by the dtype.
+#define KP_UNARY_FOR_FLOATS(X, OP, V, V16, V64) \
+    X(OP, f32, float, V) X(OP, f64, double, V64) X(OP, f16, kp_f16, V16) X(OP, bf16, kp_bf16, V16)
+#define KP_UNARY_FOR_SIGNED(X, OP, V, V16, V64) \
+    KP_UNARY_FOR_FLOATS(X, OP, V, V16, V64) X(OP, i64, int64_t, V64)
+#define KP_UNARY_FOR_DTYPES(X, OP, V, V16, V64) \
+    KP_UNARY_FOR_SIGNED(X, OP, V, V16, V64) X(OP, u8, uint8_t, V) X(OP, u32, uint32_t, V)
 
-#define KP_UNARY_OP_KERNELS(ID, OP, SET, VPT, VPT16) KP_UNARY_FOR_##SET(KP_UNARY, OP, VPT, VPT16)
+#define KP_UNARY_OP_KERNELS(ID, OP, SET, V32, V16, V64) KP_UNARY_FOR_##SET(KP_UNARY, OP, V32, V16, V64)
 KP_UNARY_OPS(KP_UNARY_OP_KERNELS)

@@ -8,15 +8,15 @@
 struct unary_op_info {
     const char *name;
     enum kp_family_id contiguous, strided;
-    /* The contiguous kernel's vectors a thread (kp_unary_ops.h): for the
-     * dtypes other than f16 and bf16, for those two. */
-    unsigned char vpt, vpt16;
+    /* The contiguous kernel's vectors a thread (kp_unary_ops.h): V32, V16
+     * for 2-byte dtypes, V64 for 8-byte ones. */
+    unsigned char v32, v16, v64;
 };
 
 /* One row per op of kp_unary_ops.h, at its public enum value. */
 static const struct unary_op_info unary_ops[] = {
-#define KP_UNARY_OP_ROW(ID, name, set, vpt, vpt16) \
-    [KP_UNARY_##ID] = {#name, KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED, vpt, vpt16},
+#define KP_UNARY_OP_ROW(ID, name, set, v32, v16, v64) \
+    [KP_UNARY_##ID] = {#name, KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED, v32, v16, v64},
     KP_UNARY_OPS(KP_UNARY_OP_ROW)
 #undef KP_UNARY_OP_ROW
 };
@@ -32,8 +32,8 @@ const char *kp_unary_op_name(kp_unary_op op)
  * which lay its grid over the tensor: kp_launch_elementwise covers it once. */
 static unsigned contiguous_vpt(kp_unary_op op, kp_dtype dtype)
 {
-    bool half = dtype == KP_DTYPE_F16 || dtype == KP_DTYPE_BF16;
-    return half ? unary_ops[op].vpt16 : unary_ops[op].vpt;
+    const size_t size = kp_dtype_size(dtype);
+    return size == 2 ? unary_ops[op].v16 : size == 8 ? unary_ops[op].v64 : unary_ops[op].v32;
 }
 
 /* The kernels take param in the dtype's compute type; integer kernels
