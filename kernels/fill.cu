@@ -178,13 +178,15 @@ __device__ void kp_transpose_pairs(const kp_transpose_shape &s, const uint16_t *
         if (whole) {  // words: x_stride / 2 a column, KP_TILE_ROWS * x_stride a step
 #pragma unroll
             for (int band = 0; band < BANDS; band++) {
-                const uint32_t *p = (const uint32_t *)(xb + (c0 + 2 * w) * s.x_stride + r0 + 64 * band + 2 * lane);
+                const kp_idx r = r0 + 64 * band + 2 * lane;
+                const uint32_t *p = (const uint32_t *)(xb + (c0 + 2 * w) * s.x_stride + r);
 #pragma unroll
                 for (int i = 0; i < STEPS; i++)
                     put(band, 2 * (w + KP_TILE_ROWS * i), p[i * KP_TILE_ROWS * s.x_stride],
                         p[i * KP_TILE_ROWS * s.x_stride + s.x_stride / 2]);
             }
-        } else {  // element by element; not unrolled, its many loads would raise every tile's registers
+        } else {  // element by element; not unrolled: its many loads would raise
+                  // every tile's registers
 #pragma unroll 1
             for (int band = 0; band < BANDS; band++) {
                 const kp_idx r = r0 + 64 * band + 2 * lane;
@@ -192,7 +194,8 @@ __device__ void kp_transpose_pairs(const kp_transpose_shape &s, const uint16_t *
                 for (int i = 0; i < STEPS; i++) {
                     const unsigned k = 2 * (w + KP_TILE_ROWS * i);
                     const kp_idx c = c0 + k;
-                    put(band, k, at(c, r) | at(c, r + 1) << 16, at(c + 1, r) | at(c + 1, r + 1) << 16);
+                    put(band, k, at(c, r) | at(c, r + 1) << 16,
+                        at(c + 1, r) | at(c + 1, r + 1) << 16);
                 }
             }
         }

@@ -218,5 +218,6 @@ template <typename T> struct kp_unary_fn<T, kp_op_copy> {
 #define KP_UNARY_FOR_DTYPES(X, OP, V, V16, V64) \
     KP_UNARY_FOR_SIGNED(X, OP, V, V16, V64) X(OP, u8, uint8_t, V) X(OP, u32, uint32_t, V)
 
-#define KP_UNARY_OP_KERNELS(ID, OP, SET, V32, V16, V64) KP_UNARY_FOR_##SET(KP_UNARY, OP, V32, V16, V64)
+#define KP_UNARY_OP_KERNELS(ID, OP, SET, V32, V16, V64) \
+    KP_UNARY_FOR_##SET(KP_UNARY, OP, V32, V16, V64)
 KP_UNARY_OPS(KP_UNARY_OP_KERNELS)

@@ -57,7 +57,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_CAST_STRIDED_U32] = {KP_MODULE_CAST, "cast_strided_u32_%s", KP_SUFFIX_DTYPES},
     [KP_KF_CAST_STRIDED_I64] = {KP_MODULE_CAST, "cast_strided_i64_%s", KP_SUFFIX_DTYPES},
     /* "<op>_%s" and "<op>_strided_%s" for each op of kp_unary_ops.h */
-#define KP_UNARY_FAMILY_ROWS(ID, name, set, v32, v16, v64)                                         \
+#define KP_UNARY_FAMILY_ROWS(ID, name, set, v32, v16, v64)                               \
     [KP_KF_UNARY_##ID] = {KP_MODULE_UNARY, #name "_%s", KP_SUFFIX_##set},                 \
     [KP_KF_UNARY_##ID##_STRIDED] = {KP_MODULE_UNARY, #name "_strided_%s", KP_SUFFIX_##set},
     KP_UNARY_OPS(KP_UNARY_FAMILY_ROWS)

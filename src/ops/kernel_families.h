@@ -83,7 +83,8 @@ enum kp_family_id {
     KP_KF_CAST_STRIDED_U32,
     KP_KF_CAST_STRIDED_I64,
     /* KP_KF_UNARY_<ID> and KP_KF_UNARY_<ID>_STRIDED for each op of kp_unary_ops.h */
-#define KP_UNARY_FAMILY_IDS(ID, name, set, v32, v16, v64) KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED,
+#define KP_UNARY_FAMILY_IDS(ID, name, set, v32, v16, v64) \
+    KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED,
     KP_UNARY_OPS(KP_UNARY_FAMILY_IDS)
 #undef KP_UNARY_FAMILY_IDS
     KP_KF_COPY_ROWS,
