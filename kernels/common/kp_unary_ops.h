@@ -30,7 +30,7 @@
 #ifndef KP_UNARY_OPS_H
 #define KP_UNARY_OPS_H
 
-#define KP_UNARY_OPS(X)                 \
+#define KP_UNARY_OPS(X)                         \
     X(COPY, copy, DTYPES, 4, 4, 4)          \
     X(NEG, neg, SIGNED, 1, 1, 1)            \
     X(RECIP, recip, FLOATS, 1, 4, 1)        \
