@@ -24,7 +24,8 @@
  *   log, sigmoid 99.0-99.5 -> 99.4-100.3 in 16-bit, where f32 lost 1-3;
  *   sin, cos, erf, gelu, gelu_erf, silu, elu, powf, sqrt lost 1-16 points
  *     at one vector a thread (16-bit erf 89 -> 75, elu 99 -> 86);
- *   copy measured the same either way (99.3-100) and keeps four.
+ *   copy keeps four, unmeasured: kp-bench's copy cases run kp_copy (the
+ *     driver's copy, or the transposing kernels of the fill module).
  * The integer dtypes take their column unmeasured.
  * Order matches enum kp_unary_op. */
 #ifndef KP_UNARY_OPS_H
