@@ -43,10 +43,10 @@ def fail(msg):
     raise CompileError(msg)
 
 
-def run(args, cmd, env=None, quiet=lambda line: False):
+def run(args, cmd, env=None, quiet=lambda line: False, cwd=None):
     """Runs cmd; passes its output, except lines `quiet` accepts, to args.log;
     returns it."""
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     shown = [l for l in proc.stdout.splitlines(True) if not quiet(l)]
     if shown:
@@ -87,10 +87,42 @@ def ptxas_report(text):
     return out
 
 
-def nvcc_flags(args):
-    return (["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings",
-             "-MD", "-MF", args.depfile, "-MT", args.output] + ["-I" + d for d in args.include] +
-            ["-D" + d for d in args.define])
+# nvcc is run from a directory of its own (nvcc_stage), with every path it is
+# given relative and the same there in every build, and with these
+# environment variables alone: cicc's PTX for a few kernels (the Q3_K
+# mat-mat ones) changed with the lengths of the paths on its command line and
+# with the rest of the environment (LC_ALL=C alone changed the register
+# numbering and the order of some instructions), so a build in another
+# directory embedded other PTX and the library differed. The SASS did not.
+NVCC_ENV = ("PATH", "TMPDIR")
+
+
+def nvcc_stage(args, tmp):
+    """tmp/stage: a copy of the source, `srcdir` linking to its directory
+    (searched first, for its quoted includes) and incN to the Nth include
+    directory."""
+    stage = os.path.join(tmp, "stage")
+    os.mkdir(stage)
+    shutil.copyfile(args.source, os.path.join(stage, os.path.basename(args.source)))
+    os.symlink(os.path.dirname(os.path.abspath(args.source)), os.path.join(stage, "srcdir"))
+    for i, d in enumerate(args.include):
+        os.symlink(os.path.abspath(d), os.path.join(stage, "inc%d" % i))
+    return stage
+
+
+def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
+    """Runs nvcc (cmd: its arguments before the source, paths relative to
+    tmp/stage) on the staged source; writes the depfile: every source file
+    the kernel cache's key covers (kernel_cache.inputs), as on a cache hit."""
+    stage = nvcc_stage(args, tmp)
+    flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
+    flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
+    env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
+    text = run(args, [args.compiler] + cmd + flags + [os.path.basename(args.source)], env=env,
+               cwd=stage, quiet=quiet)
+    kernel_cache.write_depfile(args.depfile, args.output,
+                               [path for _, _, path in kernel_cache.inputs(args.source, args.include)])
+    return text
 
 
 def compile_cubin(args, tmp):
@@ -98,10 +130,9 @@ def compile_cubin(args, tmp):
     keep = os.path.join(tmp, "keep")
     os.mkdir(keep)
     cubin = os.path.join(tmp, "module.cubin")
-    text = run(args, [args.compiler, "--cubin", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch),
-                      "-Xptxas", "-v", "--keep", "--keep-dir", keep] + nvcc_flags(args) +
-               [args.source, "-o", cubin],
-               quiet=lambda l: l.startswith("ptxas info") or re.match(r"\s+\d+ bytes stack frame", l))
+    text = run_nvcc(args, tmp, ["--cubin", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch),
+                                "-Xptxas", "-v", "--keep", "--keep-dir", "../keep", "-o", "../module.cubin"],
+                    quiet=lambda l: l.startswith("ptxas info") or re.match(r"\s+\d+ bytes stack frame", l))
     ptx_files = [f for f in os.listdir(keep) if f.endswith(".ptx")]
     if len(ptx_files) != 1:
         fail("expected one PTX file from the sm_%s compile, found %s" % (arch, ptx_files))
@@ -134,8 +165,7 @@ def compile_cubin(args, tmp):
 
 def compile_ptx(args, tmp):
     out = os.path.join(tmp, "module.ptx")
-    run(args, [args.compiler, "--ptx", "-arch=" + args.target] + nvcc_flags(args) +
-        [args.source, "-o", out])
+    run_nvcc(args, tmp, ["--ptx", "-arch=" + args.target, "-o", "../module.ptx"])
     with open(out) as fh:
         ptx = fh.read()
     kernels = {name: {"params": p} for name, p in code_objects.ptx_params(ptx).items()}
