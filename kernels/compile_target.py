@@ -120,8 +120,7 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
     text = run(args, [args.compiler] + cmd + flags + [os.path.basename(args.source)], env=env,
                cwd=stage, quiet=quiet)
-    kernel_cache.write_depfile(args.depfile, args.output,
-                               [path for _, _, path in kernel_cache.inputs(args.source, args.include)])
+    kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text
 
 
@@ -264,8 +263,7 @@ def cached_compile(args):
                                                     args.source, args.include, (),
                                                     bool(args.ptx_output)))
         if kernel_cache.fetch(entry, outputs):
-            files = [p for _t, _r, p in kernel_cache.inputs(args.source, args.include)]
-            kernel_cache.write_depfile(args.depfile, args.output, files)
+            kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
             return
     info = compile_target(args.compiler, args.target, args.module, args.source, args.output,
                           args.info_output, args.depfile, includes=args.include,

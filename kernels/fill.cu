@@ -232,16 +232,10 @@ template <typename E> __device__ void kp_transpose(const kp_transpose_shape &s, 
 // Launched with blocks of 32 x KP_TILE_ROWS threads; the launcher's grid
 // counts tiles of KP_TRANSPOSE16_ROWS x KP_TRANSPOSE16_COLS (2-byte
 // elements), KP_TRANSPOSE32_ROWS x KP_TRANSPOSE32_COLS (4) or 32 x 32 (1, 8).
-// KP_TRANSPOSE_BOUNDS tells AMD compilers so; they otherwise budget
-// registers for 1024 threads a block, and the 16-bit kernel's 32 loads in
-// flight spilled on gfx900 and gfx906.
-#if KP_HIP
-#define KP_TRANSPOSE_BOUNDS __launch_bounds__(32 * KP_TILE_ROWS)
-#else
-#define KP_TRANSPOSE_BOUNDS
-#endif
+// (Without KP_AMD_BLOCK_BOUNDS the 16-bit kernel's 32 loads in flight
+// spilled on gfx900 and gfx906.)
 #define KP_TRANSPOSE(NAME, T)                                                                  \
-    KP_KERNEL KP_TRANSPOSE_BOUNDS void transpose2d_##NAME(                                     \
+    KP_KERNEL KP_AMD_BLOCK_BOUNDS(32 * KP_TILE_ROWS) void transpose2d_##NAME(                  \
         kp_idx rows, kp_idx cols, const T *x, kp_idx x_stride, T *y, kp_idx y_stride,          \
         kp_idx batch, kp_idx x_batch, kp_idx y_batch) {                                        \
         const kp_transpose_shape s = {rows, cols, x_stride, y_stride, batch, x_batch, y_batch}; \

@@ -98,6 +98,11 @@ def store(entry, outputs):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def write_inputs_depfile(depfile, output, source, includes):
+    """A depfile naming every file the key covers (inputs())."""
+    write_depfile(depfile, output, [path for _, _, path in inputs(source, includes)])
+
+
 def write_depfile(depfile, output, files):
     def esc(p):
         return p.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")

@@ -1100,14 +1100,8 @@ template <typename T> struct kp_image_walk<kp_bilinear_op, T> {
 template <typename T, typename O> using kp_max_pool_idx_op = kp_max_pool_op<T, O, true>;
 template <typename T, typename O> using kp_max_pool_val_op = kp_max_pool_op<T, O, false>;
 
-// Launched with KP_SPATIAL_BLOCK threads. Saying so lets AMD's compiler use
-// the registers that block size leaves (its default assumes 1024 threads);
-// nvcc's default already does, and the bound only changes its choices.
-#if KP_HIP
-#define KP_SPATIAL_BOUNDS __launch_bounds__(KP_SPATIAL_BLOCK)
-#else
-#define KP_SPATIAL_BOUNDS
-#endif
+// Launched with KP_SPATIAL_BLOCK threads.
+#define KP_SPATIAL_BOUNDS KP_AMD_BLOCK_BOUNDS(KP_SPATIAL_BLOCK)
 
 // src and dst never share a byte (the launchers check), nor do indices:
 // __restrict__ lets the compiler schedule loads past stores, which helped

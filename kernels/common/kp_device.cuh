@@ -18,6 +18,16 @@
 #define KP_KERNEL extern "C" __global__
 #define KP_DEVICE __device__ __forceinline__
 
+// A kernel always launched with blocks of `threads` threads says so to AMD's
+// compiler, whose default budgets registers for 1024 (gfx900/gfx906 then
+// spill); nvcc's default already fits, and a bound would only change its
+// choices, so NVIDIA code gets none.
+#if KP_HIP
+#define KP_AMD_BLOCK_BOUNDS(threads) __launch_bounds__(threads)
+#else
+#define KP_AMD_BLOCK_BOUNDS(threads)
+#endif
+
 // Wave (warp) size at compile time. Kernels never write 32 for it.
 #if KP_HIP
 #if defined(__AMDGCN_WAVEFRONT_SIZE)

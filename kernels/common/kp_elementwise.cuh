@@ -12,13 +12,8 @@
 template <typename T, int N> struct alignas(sizeof(T) * N) kp_vec { T v[N]; };
 
 // The strided kernels run blocks of KP_STRIDED_BLOCK threads
-// (kp_launch_strided). AMD compilers otherwise budget registers for 1024
-// threads a block, and gfx900/gfx906 spill.
-#if KP_HIP
-#define KP_STRIDED_BOUNDS __launch_bounds__(KP_STRIDED_BLOCK)
-#else
-#define KP_STRIDED_BOUNDS
-#endif
+// (kp_launch_strided).
+#define KP_STRIDED_BOUNDS KP_AMD_BLOCK_BOUNDS(KP_STRIDED_BLOCK)
 
 KP_DEVICE kp_idx kp_thread_index() { return blockIdx.x * (kp_idx)blockDim.x + threadIdx.x; }
 KP_DEVICE kp_idx kp_thread_count() { return (kp_idx)gridDim.x * blockDim.x; }
