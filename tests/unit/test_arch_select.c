@@ -12,6 +12,8 @@ START_TEST(test_cuda_sass_needs_same_major)
     ck_assert(runs(KP_CODE_FATBIN, "sm_80", "sm_80"));
     ck_assert(runs(KP_CODE_FATBIN, "sm_80", "sm_86"));
     ck_assert(!runs(KP_CODE_FATBIN, "sm_86", "sm_80"));
+    /* the default archs leave Ada (sm_89) to sm_86's code */
+    ck_assert(runs(KP_CODE_FATBIN, "sm_75,sm_80,sm_86,sm_90,compute_120", "sm_89"));
     ck_assert(!runs(KP_CODE_FATBIN, "sm_80", "sm_90"));
     ck_assert(!runs(KP_CODE_FATBIN, "sm_90", "sm_100"));
     ck_assert(runs(KP_CODE_FATBIN, "sm_100", "sm_103"));
