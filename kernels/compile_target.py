@@ -43,16 +43,17 @@ def fail(msg):
     raise CompileError(msg)
 
 
-def run(args, cmd, env=None, quiet=lambda line: False, cwd=None):
-    """Runs cmd; passes its output, except lines `quiet` accepts, to args.log;
-    returns it."""
+def run(args, cmd, env=None, quiet=lambda line: False, cwd=None, rewrite=lambda text: text):
+    """Runs cmd; passes its output, except lines `quiet` accepts, to args.log,
+    and names cmd in the error if it fails, both through `rewrite` (the paths
+    a message should show); returns the output as it came."""
     proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     shown = [l for l in proc.stdout.splitlines(True) if not quiet(l)]
     if shown:
-        args.log("".join(shown))
+        args.log(rewrite("".join(shown)))
     if proc.returncode != 0:
-        fail("command failed (exit %d): %s" % (proc.returncode, " ".join(cmd)))
+        fail("command failed (exit %d): %s" % (proc.returncode, rewrite(" ".join(cmd))))
     return proc.stdout
 
 
@@ -110,6 +111,27 @@ def nvcc_stage(args, tmp):
     return stage
 
 
+def unstaged_paths(args):
+    """A function that gives nvcc's messages (and command) the paths the
+    staged ones stand for: srcdir and incN (nvcc_stage), and the staged copy
+    of the source, so that errors name the files a user edits."""
+    dirs = {"srcdir": os.path.dirname(os.path.abspath(args.source))}
+    dirs.update(("inc%d" % i, os.path.abspath(d)) for i, d in enumerate(args.include))
+    source = os.path.basename(args.source)
+    # srcdir/ or incN/ starting a path, -Isrcdir or -IincN, or the source's
+    # name standing alone (not the end of a longer name)
+    pattern = re.compile(r'(?<![\w./-])(?:(srcdir|inc\d+)(?=/)|-I(srcdir|inc\d+)(?![\w./-])|%s(?![\w.-]))'
+                         % re.escape(source))
+
+    def real(m):
+        if m.group(1):
+            return dirs[m.group(1)]
+        if m.group(2):
+            return "-I" + dirs[m.group(2)]
+        return os.path.abspath(args.source)
+    return lambda text: pattern.sub(real, text)
+
+
 def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     """Runs nvcc (cmd: its arguments before the source, paths relative to
     tmp/stage) on the staged source; writes the depfile: every source file
@@ -119,7 +141,7 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
     env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
     text = run(args, [args.compiler] + cmd + flags + [os.path.basename(args.source)], env=env,
-               cwd=stage, quiet=quiet)
+               cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
     kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text
 
