@@ -5,21 +5,24 @@ packaging checks, which rebuild one target many times.
 Set KP_KERNEL_CACHE to a directory to use it; unset (the default), nothing
 is cached. A result is reused only when everything that can change it is
 the same: the compiler (its resolved path and `--version`), the target,
-module and defines, these scripts, and the contents of every source file
-under the module's directory and the include directories. The files are
-hashed by content and path relative to their root, so a copy of the source
-tree elsewhere (a dist tarball, a packaging build) hits the same entries.
+module and defines, these scripts, and the contents of the module's source
+and of every file it includes with #include "..." (followed through the
+headers, whatever #if surrounds them: more files than the compiler reads,
+never fewer). The files are hashed by content and path relative to their
+root (the source's directory or an include directory), so a copy of the
+source tree elsewhere (a dist tarball, a packaging build) hits the same
+entries; an edit to one module's source leaves the others' entries valid.
 The compiled outputs do not depend on where the tree is (the
 reproducibility check verifies that), so reusing them is exact.
 """
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 
-SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp")
 SCRIPTS = ("compile_target.py", "code_objects.py", "kernel_cache.py")
 
 
@@ -27,23 +30,38 @@ def cache_dir():
     return os.environ.get("KP_KERNEL_CACHE") or None
 
 
-def _tree_files(root):
-    """(path relative to root, absolute path) of the sources under root, sorted."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            if name.endswith(SOURCE_SUFFIXES):
-                path = os.path.join(dirpath, name)
-                found.append((os.path.relpath(path, root), path))
-    return found
+QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 def inputs(source, includes):
-    """Every file the key covers, as (root tag, relative path, absolute path)."""
+    """Every file the key covers, as (root tag, relative path, absolute path):
+    the source and the closure of its quoted includes, each resolved as the
+    compilers do (the including file's directory, then the source's, then
+    the include directories); an include found nowhere is left to the
+    compiler (a system header, or an error it reports)."""
     roots = [("source", os.path.dirname(os.path.abspath(source)))]
     roots += [("include%d" % i, os.path.abspath(d)) for i, d in enumerate(includes)]
-    return [(tag, rel, path) for tag, root in roots for rel, path in _tree_files(root)]
+    first = os.path.abspath(source)
+    seen, todo = {first}, [first]
+    while todo:
+        path = todo.pop()
+        with open(path, "rb") as fh:
+            names = QUOTED_INCLUDE.findall(fh.read())
+        for name in names:
+            name = os.fsdecode(name)
+            for d in [os.path.dirname(path)] + [root for _, root in roots]:
+                found = os.path.normpath(os.path.join(d, name))
+                if os.path.isfile(found):
+                    if found not in seen:
+                        seen.add(found)
+                        todo.append(found)
+                    break
+    found = []
+    for path in seen:  # named from the innermost root that holds it
+        under = [(len(r), t, r) for t, r in roots if path.startswith(r + os.sep)] or [(0,) + roots[0]]
+        _, tag, root = max(under)
+        found.append((tag, os.path.relpath(path, root), path))
+    return sorted(found)
 
 
 def key(compiler, target, module, source, includes, defines, with_ptx):
