@@ -134,8 +134,9 @@ def unstaged_paths(args):
 
 def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     """Runs nvcc (cmd: its arguments before the source, paths relative to
-    tmp/stage) on the staged source; writes the depfile: every source file
-    the kernel cache's key covers (kernel_cache.inputs), as on a cache hit."""
+    tmp/stage) on the staged source; writes the depfile: the files the
+    kernel cache's key covers (kernel_cache.inputs: the source and what it
+    includes), as on a cache hit."""
     stage = nvcc_stage(args, tmp)
     flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
