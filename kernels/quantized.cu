@@ -92,8 +92,8 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const I i = base + (I)u * step;
-            if (i >= total)
-                break;
+            if (i >= total)  // so are the later ones (not `break`: AMD's compiler then left the loop rolled)
+                continue;
             const I r = i / groups, c = (i - r * groups) * 8;
             kp_idx sr = r;
             bool valid = true;
