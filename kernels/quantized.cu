@@ -27,13 +27,12 @@ typedef unsigned long long kp_status_word;
 // Eight consecutive elements (a group) at a time: all formats keep 8-element
 // groups inside one scale group, and dst gets 16- or 32-byte stores,
 // coalesced across a warp. A quantized group is only a few bytes, so a
-// thread takes U groups per step, and each block's U x blockDim groups of a
-// step are consecutive, not a grid stride apart (16-bit dst on an H100,
-// 4096 x 14336: 1 to 4 points of copy more for most formats, e.g. Q8_0 88
-// -> 91, IQ4_NL 84 -> 88; f32 dst on an H200, since its stores go through
-// kp_dequant_store_wave: 2 to 6 points more for every format, e.g. Q5_0
-// 83 -> 89, Q6_K 83 -> 89, Q3_K 77 -> 82; a grid of one resident wave
-// lost 4 to 8 points everywhere on the H100). The branches in
+// thread takes U groups per step: one grid stride apart for f32 dst; for
+// 16-bit dst, each block's U x blockDim groups of a step are consecutive
+// (H100, 4096 x 14336: 1 to 4 points of copy more for most formats, e.g.
+// Q8_0 88 -> 91, IQ4_NL 84 -> 88; that order took f32 dst of Q5_1, Q8_1
+// and Q8_K from 87 to 70, and a grid of one resident wave lost 4 to 8
+// points everywhere). The branches in
 // each group (the tail, ids, the dst layout) keep a group's loads behind
 // the previous group's stores; a straight-line step with non-coherent loads,
 // which issues all U groups' loads first, measured no faster for f16 dst
@@ -85,19 +84,17 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
                                  kp_status_word *status, I total, I groups) {
     typedef kp_qdecode<F> D;
     constexpr int U = 4;
+    constexpr bool block_runs = sizeof(T) == 2;
     const I stride = (I)kp_thread_count();
-    const I first = (I)blockIdx.x * U * (I)blockDim.x + (I)threadIdx.x;
-    const I step = (I)blockDim.x;  // between a thread's U groups
+    const I first = block_runs ? (I)blockIdx.x * U * (I)blockDim.x + (I)threadIdx.x
+                               : (I)kp_thread_index();
+    const I step = block_runs ? (I)blockDim.x : stride;  // between a thread's U groups
     for (I base = first; base < total; base += U * stride) {
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const I i = base + (I)u * step;
-            if (i >= total)  // so are the later ones
-#if KP_HIP
-                continue;  // AMD's compiler leaves the loop rolled after a `break` (-Wpass-failed)
-#else
-                break;  // nvcc's code with `continue` took 8 more registers: 2-4 points of f32 copy less
-#endif
+            if (i >= total)
+                break;
             const I r = i / groups, c = (i - r * groups) * 8;
             kp_idx sr = r;
             bool valid = true;
@@ -118,7 +115,7 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
 #pragma unroll
                 for (int k = 0; k < 8; k++) y[k] = 0.0f;
             }
-            if (a.dst_vector && kp_dequant_store_wave(a, dst, i, total, r, c, y))
+            if (!block_runs && a.dst_vector && kp_dequant_store_wave(a, dst, i, total, r, c, y))
                 continue;
             T *o = dst + (kp_idx)r * (kp_idx)a.dst_row_stride + (kp_idx)c * (kp_idx)a.dst_col_stride;
             if (a.dst_vector) {
