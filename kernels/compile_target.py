@@ -98,6 +98,22 @@ def ptxas_report(text):
 NVCC_ENV = ("PATH", "TMPDIR")
 
 
+def fixed_layout_prefix(_probed=[]):
+    """["setarch", machine, "-R"]: runs nvcc without address-space layout
+    randomization, or [] where setarch is missing or may not do that (some
+    containers refuse it). cicc's PTX of the Q3_K mat-mat kernels also varied
+    between runs whose paths and environment were the same (two forms of
+    qmatmul_q3_k_n16 between the two builds of the reproducibility check)."""
+    if not _probed:
+        cmd = ["setarch", os.uname().machine, "-R"]
+        try:
+            ok = subprocess.run(cmd + ["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        except OSError:
+            ok = False
+        _probed.append(cmd if ok else [])
+    return _probed[0]
+
+
 def nvcc_stage(args, tmp):
     """tmp/stage: a copy of the source, `srcdir` linking to its directory
     (searched first, for its quoted includes) and incN to the Nth include
@@ -141,8 +157,8 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
     env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
-    text = run(args, [args.compiler] + cmd + flags + [os.path.basename(args.source)], env=env,
-               cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
+    cmd = fixed_layout_prefix() + [args.compiler] + cmd + flags + [os.path.basename(args.source)]
+    text = run(args, cmd, env=env, cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
     kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text
 
