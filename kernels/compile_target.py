@@ -105,9 +105,11 @@ def fixed_layout_prefix(_probed=[]):
     between runs whose paths and environment were the same (two forms of
     qmatmul_q3_k_n16 between the two builds of the reproducibility check)."""
     if not _probed:
-        cmd = ["setarch", os.uname().machine, "-R"]
+        setarch = shutil.which("setarch")
+        cmd = [setarch, os.uname().machine, "-R"] if setarch else []
         try:
-            ok = subprocess.run(cmd + ["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+            ok = bool(cmd) and subprocess.run(cmd + ["true"], stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL).returncode == 0
         except OSError:
             ok = False
         _probed.append(cmd if ok else [])
