@@ -22,6 +22,7 @@ compile_target() in-process, so users' kernels get the same commands.
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -98,22 +99,24 @@ def ptxas_report(text):
 NVCC_ENV = ("PATH", "TMPDIR")
 
 
-def fixed_layout_prefix(_probed=[]):
-    """["setarch", machine, "-R"]: runs nvcc without address-space layout
-    randomization, or [] where setarch is missing or may not do that (some
-    containers refuse it). cicc's PTX of the Q3_K mat-mat kernels also varied
-    between runs whose paths and environment were the same (two forms of
-    qmatmul_q3_k_n16 between the two builds of the reproducibility check)."""
-    if not _probed:
-        setarch = shutil.which("setarch")
-        cmd = [setarch, os.uname().machine, "-R"] if setarch else []
-        try:
-            ok = bool(cmd) and subprocess.run(cmd + ["true"], stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL).returncode == 0
-        except OSError:
-            ok = False
-        _probed.append(cmd if ok else [])
-    return _probed[0]
+@functools.lru_cache(maxsize=None)
+def fixed_layout_prefix():
+    """("setarch", machine, "-R"): runs nvcc without address-space layout
+    randomization, or () where setarch is missing or may not do that (some
+    containers refuse it); probed once. cicc's PTX of the Q3_K mat-mat
+    kernels also varied between runs whose paths and environment were the
+    same (two forms of qmatmul_q3_k_n16 between the two builds of the
+    reproducibility check)."""
+    setarch = shutil.which("setarch")
+    if not setarch:
+        return ()
+    cmd = (setarch, os.uname().machine, "-R")
+    try:
+        probe = subprocess.run(cmd + ("true",), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ok = probe.returncode == 0
+    except OSError:
+        ok = False
+    return cmd if ok else ()
 
 
 def nvcc_stage(args, tmp):
@@ -159,7 +162,7 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
     env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
-    cmd = fixed_layout_prefix() + [args.compiler] + cmd + flags + [os.path.basename(args.source)]
+    cmd = list(fixed_layout_prefix()) + [args.compiler] + cmd + flags + [os.path.basename(args.source)]
     text = run(args, cmd, env=env, cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
     kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text

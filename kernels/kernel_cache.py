@@ -50,11 +50,11 @@ def inputs(source, includes):
         for name in names:
             name = os.fsdecode(name)
             for d in [os.path.dirname(path)] + [root for _, root in roots]:
-                found = os.path.normpath(os.path.join(d, name))
-                if os.path.isfile(found):
-                    if found not in seen:
-                        seen.add(found)
-                        todo.append(found)
+                candidate = os.path.normpath(os.path.join(d, name))
+                if os.path.isfile(candidate):
+                    if candidate not in seen:
+                        seen.add(candidate)
+                        todo.append(candidate)
                     break
     found = []
     for path in seen:  # named from the innermost root that holds it
