@@ -46,10 +46,13 @@ template <typename T> using kp_vec8 = kp_run<T, (int)(8 / sizeof(T))>;
 
 // Elements a run has: 16 bytes' worth, but 4 for the pools' 16-bit types,
 // whose fast path (kp_pool_window) needs registers per output and gets
-// more threads in flight with half the outputs each. The launcher says
-// the same (vec in src/ops/spatial.c).
+// more threads in flight with half the outputs each, and 4 for the 1-byte
+// types of the ops that sum or compare (col2im, max_pool2d), which have no
+// fast path: their 16 elements a run, each computed alone and unrolled,
+// made col2im_u8 and max_pool2d_u8 two fifths of the module's compile
+// time. The launcher says the same (run_elements in src/ops/spatial.c).
 template <typename T> constexpr int kp_run_elems() { return (int)(16 / sizeof(T)); }
-template <typename T> constexpr int kp_pool_run_elems() { return sizeof(T) == 2 ? 4 : (int)(16 / sizeof(T)); }
+template <typename T> constexpr int kp_pool_run_elems() { return sizeof(T) <= 2 ? 4 : (int)(16 / sizeof(T)); }
 
 // Walk orders: rows of x (NCHW memory), rows of c (channels-last memory),
 // or either, read from the arguments (the 64-bit bodies, for sizes past
@@ -426,7 +429,7 @@ template <typename O> KP_DEVICE bool kp_tap_source(const kp_spatial_args &a, int
 // H_out, W_out) that im2col would have filled from each position. Taps
 // with no column load the channel's first one and add nothing.
 template <typename T, typename O> struct kp_col2im_op {
-    static constexpr int vec = kp_run_elems<T>();
+    static constexpr int vec = sizeof(T) == 1 ? 4 : kp_run_elems<T>();
     static constexpr bool fast = sizeof(O) == 4 && kp_fast_float<T>::value;
     const kp_spatial_args &a;
     const T *src;

@@ -19,35 +19,53 @@ struct scase {
     int64_t n, c, h, w;       /* the image (rank 3: h = 1) */
     kp_window win;            /* window ops; 1-d: element [0] */
     int64_t h_out, w_out;     /* upsampling */
+    bool u8;                  /* also in u8 (images as decoded), besides f32 and bf16 */
 };
 
 #define W2(k, s, p) {{k, k}, {s, s}, {p, p}, {1, 1}}
 static const struct scase scases[] = {
-    {IM2COL, "im2col", "3x3", 4, 32, 128, 56, 56, W2(3, 1, 1), 0, 0},
-    {IM2COL, "im2col", "1d_k3", 3, 1, 80, 1, 3000, {{3}, {1}, {1}, {1}}, 0, 0},
-    {COL2IM, "col2im", "3x3", 4, 32, 128, 56, 56, W2(3, 1, 1), 0, 0},
-    {COL2IM, "col2im", "1d_k3", 3, 1, 80, 1, 3000, {{3}, {1}, {1}, {1}}, 0, 0},
-    {MAX_POOL, "max_pool2d", "3x3s2p1", 4, 32, 64, 112, 112, W2(3, 2, 1), 0, 0},
-    {MAX_POOL, "max_pool2d", "2x2s2", 4, 32, 128, 56, 56, W2(2, 2, 0), 0, 0},
-    {AVG_POOL, "avg_pool2d", "2x2s2", 4, 32, 128, 56, 56, W2(2, 2, 0), 0, 0},
-    {NEAREST, "upsample_nearest2d", "x2", 4, 8, 256, 64, 64, W2(1, 1, 0), 128, 128},
-    {BILINEAR, "upsample_bilinear2d", "x2", 4, 8, 256, 64, 64, W2(1, 1, 0), 128, 128},
+    {IM2COL, "im2col", "3x3", 4, 32, 128, 56, 56, W2(3, 1, 1), 0, 0, false},
+    {IM2COL, "im2col", "1d_k3", 3, 1, 80, 1, 3000, {{3}, {1}, {1}, {1}}, 0, 0, false},
+    {COL2IM, "col2im", "3x3", 4, 32, 128, 56, 56, W2(3, 1, 1), 0, 0, true},
+    {COL2IM, "col2im", "1d_k3", 3, 1, 80, 1, 3000, {{3}, {1}, {1}, {1}}, 0, 0, false},
+    {MAX_POOL, "max_pool2d", "3x3s2p1", 4, 32, 64, 112, 112, W2(3, 2, 1), 0, 0, true},
+    {MAX_POOL, "max_pool2d", "2x2s2", 4, 32, 128, 56, 56, W2(2, 2, 0), 0, 0, true},
+    {AVG_POOL, "avg_pool2d", "2x2s2", 4, 32, 128, 56, 56, W2(2, 2, 0), 0, 0, false},
+    {NEAREST, "upsample_nearest2d", "x2", 4, 8, 256, 64, 64, W2(1, 1, 0), 128, 128, false},
+    {BILINEAR, "upsample_bilinear2d", "x2", 4, 8, 256, 64, 64, W2(1, 1, 0), 128, 128, false},
 };
 #define N_SCASES (sizeof(scases) / sizeof(scases[0]))
-static const kp_dtype sdtypes[] = {KP_DTYPE_F32, KP_DTYPE_BF16};
-#define N_SDTYPES (sizeof(sdtypes) / sizeof(sdtypes[0]))
+/* Every case's dtypes: the first two, and the third where it says u8. */
+static const kp_dtype sdtypes[] = {KP_DTYPE_F32, KP_DTYPE_BF16, KP_DTYPE_U8};
+
+static size_t case_dtypes(const struct scase *c)
+{
+    return c->u8 ? 3 : 2;
+}
 
 static size_t spatial_count(void)
 {
-    return N_SCASES * N_SDTYPES;
+    size_t n = 0;
+    for (size_t k = 0; k < N_SCASES; k++)
+        n += case_dtypes(&scases[k]);
+    return n;
+}
+
+/* Entry i: its case, and its dtype in *dtype. */
+static const struct scase *spatial_entry(size_t i, kp_dtype *dtype)
+{
+    size_t k = 0;
+    while (i >= case_dtypes(&scases[k]))
+        i -= case_dtypes(&scases[k++]);
+    *dtype = sdtypes[i];
+    return &scases[k];
 }
 
 static void spatial_describe(size_t i, struct bench_entry *e)
 {
-    const struct scase *c = &scases[i / N_SDTYPES];
+    const struct scase *c = spatial_entry(i, &e->dtype);
     e->op = c->op;
     snprintf(e->variant, sizeof(e->variant), "%s", c->variant);
-    e->dtype = sdtypes[i % N_SDTYPES];
 }
 
 static kp_tensor tensor(kp_buffer *buf, kp_dtype dtype, int rank, const int64_t *shape)
@@ -125,8 +143,8 @@ static kp_status run_scase(void *ctx, int i)
 
 static void spatial_run(struct bench *b, size_t i, struct result *r)
 {
-    const struct scase *c = &scases[i / N_SDTYPES];
-    kp_dtype dt = sdtypes[i % N_SDTYPES];
+    kp_dtype dt;
+    const struct scase *c = spatial_entry(i, &dt);
     struct bench_entry e;
     spatial_describe(i, &e);
     memset(r, 0, sizeof(*r));

@@ -242,10 +242,13 @@ static int32_t image_walk_flag(const struct kp_spatial_args *a, enum kp_family_i
 
 /* Elements of a row's output a thread step computes (its run), as
  * kernels/spatial.cu's ops say (vec): 16 bytes' worth, but 4 for the pools'
- * 16-bit types (kp_pool_run_elems()). */
+ * 16-bit types (kp_pool_run_elems()) and for the 1-byte types of col2im and
+ * max_pool2d. */
 static int64_t run_elements(enum kp_family_id family, int64_t es)
 {
     if ((family == KP_KF_MAX_POOL2D || family == KP_KF_AVG_POOL2D) && es == 2)
+        return 4;
+    if ((family == KP_KF_MAX_POOL2D || family == KP_KF_COL2IM) && es == 1)
         return 4;
     return 16 / es;
 }
