@@ -166,43 +166,63 @@ KP_DEVICE kp_lowp kp_cos(kp_lowp x) {
 }
 
 // 0.5 erfc(a / sqrt 2) for a >= 0 (NaN for NaN), as t 2^(q(t) - w^2), with
-// w^2 = (a / sqrt 2)^2 log2(e) and t = 1 / (4 + 4 p a / sqrt 2), p = 0.47:
-// q is a degree-7 minimax fit of log2(0.5 erfc(z) 2^(w^2) / t) over z in
-// [0, 9.6], good to 3.7e-7 (log2 units) with these f32 coefficients, so the
-// result is within 2.6e-7 of 0.5 erfc relatively, plus what rounding w in
-// f32 moves it by (2 w^2 ln 2 f32 ulps: 1e-5 at a = 12, where it nears the
-// smallest normal f32). The 4 in t lifts 2^(q - w^2) by 2^2, so that exp2
+// w^2 = (a / sqrt 2)^2 log2(e) and t = 1 / (4 + 4 p a / sqrt 2), p = 0.49:
+// q is a degree-5 minimax fit of log2(0.5 erfc(z) 2^(w^2) / t) over z in
+// [0, 9.6], good to 9.7e-6 (log2 units), so the result is within 6.7e-6 of
+// 0.5 erfc relatively, plus what rounding w in f32 moves it by (2 w^2 ln 2
+// f32 ulps: 1e-5 at a = 12, where it nears the smallest normal f32): a
+// 16-bit result needs no more. (Degree 7, good to 3.7e-7, took two
+// instructions more an element; a host model puts gelu_erf within the same
+// 0.94 ulp with either over every f16 and bf16 input; H200: 95.6-96.6 ->
+// 97.5-97.6 % of copy.) The 4 in t lifts 2^(q - w^2) by 2^2, so that exp2
 // only flushes where a 0.5 erfc(a / sqrt 2) is below the smallest normal
 // f32. Replaces Numerical Recipes' erfcc (degree 9, a division and an exp
 // with range handling).
 KP_DEVICE float kp_lowp_half_erfc(float a) {
     const float w = a * 0.849321783f;  // sqrt(log2(e) / 2)
-    const float t = kp_lowp_rcp(fmaf(w, 1.56520271f, 4.0f));
-    float q = -4639.66211f;
-    q = fmaf(q, t, 5130.37842f);
-    q = fmaf(q, t, -2003.67822f);
-    q = fmaf(q, t, 278.061676f);
-    q = fmaf(q, t, -17.4729347f);
-    q = fmaf(q, t, 10.5153589f);
-    q = fmaf(q, t, 5.72582388f);
-    q = fmaf(q, t, -0.914464176f);
+    const float t = kp_lowp_rcp(fmaf(w, 1.63180709f, 4.0f));
+    float q = 339.644775f;
+    q = fmaf(q, t, -272.582336f);
+    q = fmaf(q, t, 49.7783661f);
+    q = fmaf(q, t, 5.36232853f);
+    q = fmaf(q, t, 5.90887690f);
+    q = fmaf(q, t, -0.857062399f);
     return t * kp_fast_exp2(q - w * w);
 }
 // gelu_erf = x Phi(x), Phi(x) = 0.5 erfc(-x / sqrt 2): with h = Phi(-|x|),
 // y = max(x, 0) - |x| h, whose sign is always that of x (copysign keeps it
 // for zero results: -0 from -0, underflows below 0 and -inf). |x| is clamped
-// so that +-inf give inf * 0 nowhere. 20 instructions an element in the f16
+// so that +-inf give inf * 0 nowhere. 18 instructions an element in the f16
 // kernel's loop, where 0.5 x erfc(-x / sqrt 2) over kp_lowp took 50 and held
-// gelu_erf to 78 % of the copy bandwidth on an H100 (now 99.7-100 %, with
-// the launch of kp_unary_ops.h). Each result is one rounding of x (1 - h) or
-// -|x| h, so its relative error is h's: under 1.3e-5 (2^-16.3) over every
-// f16 and bf16 input in an f32 emulation that moves rcp and exp2 by their
-// error bounds, far inside the half 16-bit ulp (2^-12 or more) that a
-// result within one ulp needs.
+// gelu_erf to 78 % of the copy bandwidth on an H100. Each result is one
+// rounding of x (1 - h) or -|x| h, so its relative error is h's: under
+// 1.7e-5 (2^-15.8) over every f16 and bf16 input in an f32 emulation that
+// moves rcp and exp2 by their error bounds, far inside the half 16-bit ulp
+// (2^-12 or more) that a result within one ulp needs.
 KP_DEVICE kp_lowp kp_lowp_gelu_erf(kp_lowp xl) {
     const float x = xl.v, h = kp_lowp_half_erfc(fabsf(x));
     const float y = fmaf(-fminf(fabsf(x), 3.40282347e38f), h, fmaxf(x, 0.0f));
     return kp_lp(copysignf(y, x));
 }
-// erf: libm's erff, a short polynomial already.
-KP_DEVICE kp_lowp kp_erf(kp_lowp x) { return kp_lp(erff(x.v)); }
+// erf = 1 - erfc(a), a = |x|, erfc(a) = 2^(a S(a)) with S a degree-4 fit
+// of log2(erfc(a)) / a over [2^-7, 4] (relative error of erf below 8e-7
+// there, in f32 arithmetic; erfc(4) = 1.5e-8 leaves 1 in f32, so a is
+// clamped to 4); below 2^-7, where 1 - erfc cancels, erf = a 2 / sqrt(pi)
+// (the next term is a^2 / 3 = 2e-5 of it). NaN takes that branch (and
+// stays NaN); the sign is x's. Every f16 and bf16 input within 0.62 ulp of
+// the exact result (a host model of this arithmetic, exp2 off by 2^-22).
+// The f16 kernel (32 elements a thread) is 688 instructions where libm's
+// erff, with its two polynomials, made it 1112 and held the op to 88-90 %
+// of the copy bandwidth on an H200 (now 99.3-99.6 %).
+KP_DEVICE kp_lowp kp_erf(kp_lowp x) {
+    const float a = fabsf(x.v), b = fminf(a, 4.0f);
+    float s = fmaf(b, -2.99609965e-03f, 2.97972653e-02f);
+    s = fmaf(s, b, -1.48936957e-01f);
+    s = fmaf(s, b, -9.18376505e-01f);
+    s = fmaf(s, b, -1.62790823e+00f);
+    // exp2 for every element, ahead of the select: written inside it, the
+    // select became a branch (the asm is not moved past a condition).
+    const float e = kp_fast_exp2(b * s);
+    const float y = !(a >= 0.0078125f) ? a * 1.12837917f : 1.0f - e;
+    return kp_lp(copysignf(y, x.v));
+}
