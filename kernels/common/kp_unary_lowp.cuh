@@ -56,6 +56,19 @@ KP_DEVICE float kp_lowp_rcp(float x) {
 #endif
 }
 
+// log2(x) by the hardware approximation, for normal positive x (CUDA
+// flushes subnormal x to 0: -inf); for math whose results are rounded to
+// 16 bits.
+KP_DEVICE float kp_fast_log2(float x) {
+#if KP_HIP
+    return __log2f(x);
+#else
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#endif
+}
+
 // x / (1 + 2^s), the sigmoid family's quotient, in five instructions (the
 // caller's s - 8 fuses into its own multiply): as (x 2^-8) / (2^(s-8) +
 // 2^-8), so that the flushing exp2 and reciprocal only lose results below
