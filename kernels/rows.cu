@@ -642,77 +642,168 @@ KP_ROWS_CLUSTER_KERNELS(staged, true, bf16, kp_bf16)
 // and 8 of each table a step; half: 16 bytes of each half and of each
 // table). No reduction, so rows need not be uniform per block. Each pair is
 // read and written by one thread, so dst may be src itself.
+
+// The pointers of row `row` of x, y and the tables.
+template <typename T> struct kp_rope_row {
+    const T *x, *c, *s;
+    T *y;
+};
+template <typename T, typename I>
+KP_DEVICE kp_rope_row<T> kp_rope_row_at(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y,
+                                        I row) {
+    I rest, ti, hi, bi;
+    if constexpr (sizeof(I) == 4) {  // row < 2^31: the host's magic numbers
+        rest = (__umulhi(row, A.div_mul[0]) + row) >> A.div_shift[0];
+        bi = (__umulhi(rest, A.div_mul[1]) + rest) >> A.div_shift[1];
+    } else {
+        rest = row / (I)A.t;
+        bi = rest / (I)A.h;
+    }
+    ti = row - rest * (I)A.t;
+    hi = rest - bi * (I)A.h;
+    return {x + (kp_idx)bi * A.x_stride[0] + (kp_idx)hi * A.x_stride[1] + (kp_idx)ti * A.x_stride[2],
+            cs + (kp_idx)bi * A.cos_stride[0] + (kp_idx)ti * A.cos_stride[1],
+            sn + (kp_idx)bi * A.sin_stride[0] + (kp_idx)ti * A.sin_stride[1],
+            y + (kp_idx)bi * A.y_stride[0] + (kp_idx)hi * A.y_stride[1] + (kp_idx)ti * A.y_stride[2]};
+}
+
+// Rotates pair k of a vector step: x1, x2 -> (x1 c - x2 s, x1 s + x2 c).
+template <typename T> KP_DEVICE void kp_rope_rotate(T x1, T x2, T c, T s, T *o1, T *o2) {
+    typedef typename kp_compute<T>::type C;
+    const C a = kp_load(x1), b = kp_load(x2), ck = kp_load(c), sk = kp_load(s);
+    *o1 = kp_store<T>(a * ck - b * sk);
+    *o2 = kp_store<T>(a * sk + b * ck);
+}
+
+// One step of P pairs from pair j (P = 1: any strides).
 template <typename T, int P>
-KP_DEVICE void kp_rope_pairs(const kp_rope_args &A, const T *xr, const T *cr, const T *sr, T *yr,
-                             kp_idx j) {
+KP_DEVICE void kp_rope_pairs(const kp_rope_args &A, const kp_rope_row<T> &r, kp_idx j) {
     typedef typename kp_compute<T>::type C;
     const kp_idx half = (kp_idx)A.half;
     if constexpr (P == 1) {
         const kp_idx e1 = A.interleaved ? 2 * j : j;
         const kp_idx e2 = A.interleaved ? 2 * j + 1 : j + half;
-        const C x1 = kp_load(xr[e1 * A.x_stride[3]]), x2 = kp_load(xr[e2 * A.x_stride[3]]);
-        const C c = kp_load(cr[j * A.cos_stride[2]]), s = kp_load(sr[j * A.sin_stride[2]]);
-        yr[e1 * A.y_stride[3]] = kp_store<T>(x1 * c - x2 * s);
-        yr[e2 * A.y_stride[3]] = kp_store<T>(x1 * s + x2 * c);
+        const C x1 = kp_load(r.x[e1 * A.x_stride[3]]), x2 = kp_load(r.x[e2 * A.x_stride[3]]);
+        const C c = kp_load(r.c[j * A.cos_stride[2]]), s = kp_load(r.s[j * A.sin_stride[2]]);
+        r.y[e1 * A.y_stride[3]] = kp_store<T>(x1 * c - x2 * s);
+        r.y[e2 * A.y_stride[3]] = kp_store<T>(x1 * s + x2 * c);
     } else {
-        const kp_vec<T, P> c = *(const kp_vec<T, P> *)(cr + j), s = *(const kp_vec<T, P> *)(sr + j);
+        const kp_vec<T, P> c = *(const kp_vec<T, P> *)(r.c + j), s = *(const kp_vec<T, P> *)(r.s + j);
         if (A.interleaved) {
-            const kp_vec<T, 2 * P> x = *(const kp_vec<T, 2 * P> *)(xr + 2 * j);
+            const kp_vec<T, 2 * P> x = *(const kp_vec<T, 2 * P> *)(r.x + 2 * j);
             kp_vec<T, 2 * P> o;
 #pragma unroll
-            for (int k = 0; k < P; k++) {
-                const C x1 = kp_load(x.v[2 * k]), x2 = kp_load(x.v[2 * k + 1]);
-                const C ck = kp_load(c.v[k]), sk = kp_load(s.v[k]);
-                o.v[2 * k] = kp_store<T>(x1 * ck - x2 * sk);
-                o.v[2 * k + 1] = kp_store<T>(x1 * sk + x2 * ck);
-            }
-            *(kp_vec<T, 2 * P> *)(yr + 2 * j) = o;
+            for (int k = 0; k < P; k++)
+                kp_rope_rotate(x.v[2 * k], x.v[2 * k + 1], c.v[k], s.v[k], &o.v[2 * k], &o.v[2 * k + 1]);
+            *(kp_vec<T, 2 * P> *)(r.y + 2 * j) = o;
         } else {
-            const kp_vec<T, P> a = *(const kp_vec<T, P> *)(xr + j);
-            const kp_vec<T, P> b = *(const kp_vec<T, P> *)(xr + j + half);
+            const kp_vec<T, P> a = *(const kp_vec<T, P> *)(r.x + j);
+            const kp_vec<T, P> b = *(const kp_vec<T, P> *)(r.x + j + half);
             kp_vec<T, P> o1, o2;
 #pragma unroll
-            for (int k = 0; k < P; k++) {
-                const C x1 = kp_load(a.v[k]), x2 = kp_load(b.v[k]);
-                const C ck = kp_load(c.v[k]), sk = kp_load(s.v[k]);
-                o1.v[k] = kp_store<T>(x1 * ck - x2 * sk);
-                o2.v[k] = kp_store<T>(x1 * sk + x2 * ck);
-            }
-            *(kp_vec<T, P> *)(yr + j) = o1;
-            *(kp_vec<T, P> *)(yr + j + half) = o2;
+            for (int k = 0; k < P; k++)
+                kp_rope_rotate(a.v[k], b.v[k], c.v[k], s.v[k], &o1.v[k], &o2.v[k]);
+            *(kp_vec<T, P> *)(r.y + j) = o1;
+            *(kp_vec<T, P> *)(r.y + j + half) = o2;
         }
     }
 }
 
-template <typename T, int P>
+// KP_ROPE_STEPS vector steps of a row, the lane's pairs j, j + stride, ...
+// (IL: interleaved): every load first, then the rotations and stores (a
+// thread's steps touch disjoint pairs, so this order is right for dst =
+// src too), so that one row's index arithmetic serves more bytes in flight.
+template <typename T, int P, bool IL>
+KP_DEVICE void kp_rope_steps(const kp_rope_args &A, const kp_rope_row<T> &r, int j, int stride) {
+    constexpr int U = KP_ROPE_STEPS, W = IL ? 2 * P : P;  // elements of x a load
+    const int half = (int)A.half;
+    kp_vec<T, P> c[U], s[U];
+    kp_vec<T, W> a[U], b[U];  // half: the pairs' first and second elements; interleaved: a
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int ju = j + u * stride;
+        c[u] = *(const kp_vec<T, P> *)(r.c + ju);
+        s[u] = *(const kp_vec<T, P> *)(r.s + ju);
+        if constexpr (IL) {
+            a[u] = *(const kp_vec<T, W> *)(r.x + 2 * ju);
+        } else {
+            a[u] = *(const kp_vec<T, W> *)(r.x + ju);
+            b[u] = *(const kp_vec<T, W> *)(r.x + ju + half);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int ju = j + u * stride;
+        if constexpr (IL) {
+            kp_vec<T, W> o;
+#pragma unroll
+            for (int k = 0; k < P; k++)
+                kp_rope_rotate(a[u].v[2 * k], a[u].v[2 * k + 1], c[u].v[k], s[u].v[k], &o.v[2 * k],
+                               &o.v[2 * k + 1]);
+            *(kp_vec<T, W> *)(r.y + 2 * ju) = o;
+        } else {
+            kp_vec<T, W> o1, o2;
+#pragma unroll
+            for (int k = 0; k < P; k++)
+                kp_rope_rotate(a[u].v[k], b[u].v[k], c[u].v[k], s[u].v[k], &o1.v[k], &o2.v[k]);
+            *(kp_vec<T, W> *)(r.y + ju) = o1;
+            *(kp_vec<T, W> *)(r.y + ju + half) = o2;
+        }
+    }
+}
+
+// The lane's pairs of a row from j on: KP_ROPE_STEPS vector steps at a time
+// while they fit, then one at a time.
+template <typename T, int P, bool IL>
+KP_DEVICE void kp_rope_lane(const kp_rope_args &A, const kp_rope_row<T> &r, int j, int stride) {
+    const int half = (int)A.half;  // pair indices in 32 bits: registers for the steps
+    for (; j + (KP_ROPE_STEPS - 1) * stride < half; j += KP_ROPE_STEPS * stride)
+        kp_rope_steps<T, P, IL>(A, r, j, stride);
+    for (; j < half; j += stride)
+        kp_rope_pairs<T, P>(A, r, j);
+}
+
+template <typename T, int P, typename I>
 KP_DEVICE void kp_rope_rows(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
     const kp_group g = kp_group_of((unsigned)A.group);
-    const kp_idx rows = (kp_idx)A.rows, half = (kp_idx)A.half;
-    const kp_idx nt = (kp_idx)A.t, nh = (kp_idx)A.h;
-    for (kp_idx row = (kp_idx)blockIdx.x * g.per_block + g.index; row < rows;
-         row += (kp_idx)gridDim.x * g.per_block) {
-        const kp_idx ti = row % nt, rest = row / nt;
-        const kp_idx hi = rest % nh, bi = rest / nh;
-        const T *xr = x + bi * A.x_stride[0] + hi * A.x_stride[1] + ti * A.x_stride[2];
-        T *yr = y + bi * A.y_stride[0] + hi * A.y_stride[1] + ti * A.y_stride[2];
-        const T *cr = cs + bi * A.cos_stride[0] + ti * A.cos_stride[1];
-        const T *sr = sn + bi * A.sin_stride[0] + ti * A.sin_stride[1];
-        for (kp_idx j = (kp_idx)g.lane * P; j < half; j += (kp_idx)g.size * P)
-            kp_rope_pairs<T, P>(A, xr, cr, sr, yr, j);
+    const I rows = (I)A.rows, step = (I)gridDim.x * (I)g.per_block;
+    const int stride = (int)g.size * P, j = (int)g.lane * P;
+    for (I row = (I)blockIdx.x * (I)g.per_block + (I)g.index; row < rows; row += step) {
+        const kp_rope_row<T> r = kp_rope_row_at<T, I>(A, x, cs, sn, y, row);
+        // f64's vector steps (2 pairs, half layouts, which the host gives
+        // one step a thread) are not batched: that code, never run, spilled
+        // 4 bytes on sm_100 and sm_120.
+        if constexpr (P > 1 && sizeof(T) < 8) {
+            if (A.interleaved)
+                kp_rope_lane<T, P, true>(A, r, j, stride);
+            else
+                kp_rope_lane<T, P, false>(A, r, j, stride);
+        } else {
+            for (kp_idx k = j; k < (kp_idx)A.half; k += stride)
+                kp_rope_pairs<T, P>(A, r, k);
+        }
     }
 }
 
 // Vector steps: interleaved 16 bytes of x (8 of each table), half 16 bytes
-// of each half and of each table.
-template <typename T>
-KP_DEVICE void kp_rope(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
+// of each half and of each table; 32-bit row indices where the host found
+// them enough.
+template <typename T, typename I>
+KP_DEVICE void kp_rope_walk(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
     constexpr int N = (int)(16 / sizeof(T));
     if (A.pairs == N / 2 && N / 2 > 1)
-        kp_rope_rows<T, (N / 2 > 1 ? N / 2 : 1)>(A, x, cs, sn, y);
+        kp_rope_rows<T, (N / 2 > 1 ? N / 2 : 1), I>(A, x, cs, sn, y);
     else if (A.pairs == N && N > 1)
-        kp_rope_rows<T, (N > 1 ? N : 1)>(A, x, cs, sn, y);
+        kp_rope_rows<T, (N > 1 ? N : 1), I>(A, x, cs, sn, y);
     else
-        kp_rope_rows<T, 1>(A, x, cs, sn, y);
+        kp_rope_rows<T, 1, I>(A, x, cs, sn, y);
+}
+template <typename T>
+KP_DEVICE void kp_rope(const kp_rope_args &A, const T *x, const T *cs, const T *sn, T *y) {
+    if (A.small)
+        kp_rope_walk<T, uint32_t>(A, x, cs, sn, y);
+    else
+        kp_rope_walk<T, kp_idx>(A, x, cs, sn, y);
 }
 
 #define KP_ROPE_KERNEL(NAME, T)                                                             \

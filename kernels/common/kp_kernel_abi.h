@@ -128,7 +128,13 @@ struct kp_rope_args {
     int32_t pairs;      /* pairs a thread step: 1, or 16 bytes of each half of x
                            (interleaved: 16 bytes of x) where rope_pairs() in
                            src/ops/rope.c finds the rows aligned */
-    int32_t pad_;
+    int32_t small;      /* rows < 2^31: a row's (t, h) by div_mul/div_shift */
+    uint32_t div_mul[2], div_shift[2];  /* n / t and n / h for n < 2^31 as
+                           (umulhi(n, mul) + n) >> shift */
 };
+
+/* Vector steps of a row a rope thread takes with all their loads first
+ * (pairs > 1): the host sizes the group for them. */
+#define KP_ROPE_STEPS 2
 
 #endif
