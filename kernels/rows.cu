@@ -770,9 +770,8 @@ KP_DEVICE void kp_rope_rows(const kp_rope_args &A, const T *x, const T *cs, cons
     const int stride = (int)g.size * P, j = (int)g.lane * P;
     for (I row = (I)blockIdx.x * (I)g.per_block + (I)g.index; row < rows; row += step) {
         const kp_rope_row<T> r = kp_rope_row_at<T, I>(A, x, cs, sn, y, row);
-        // f64's vector steps (2 pairs, half layouts, which the host gives
-        // one step a thread) are not batched: that code, never run, spilled
-        // 4 bytes on sm_100 and sm_120.
+        // f64's vector steps (2 pairs, half layouts) go one at a time:
+        // batched, that code spilled 4 bytes on sm_100 and sm_120.
         if constexpr (P > 1 && sizeof(T) < 8) {
             if (A.interleaved)
                 kp_rope_lane<T, P, true>(A, r, j, stride);

@@ -133,8 +133,9 @@ struct kp_rope_args {
                            (umulhi(n, mul) + n) >> shift */
 };
 
-/* Vector steps of a row a rope thread takes with all their loads first
- * (pairs > 1): the host sizes the group for them. */
+/* Vector steps of a row (pairs > 1) a rope thread takes with all their
+ * loads first: interleaved rows, and rows with more steps than a block has
+ * threads; the host sizes the group for them. */
 #define KP_ROPE_STEPS 2
 
 #endif

@@ -419,7 +419,8 @@ static const struct rope_case rope_cases[] = {
     {"half 2x4x33x128 aligned", KP_ROPE_HALF, {2, 4, 33, 128}, {0}, 0, false, false, false, true},
     {"thd 2x9x4x64 batched aligned", KP_ROPE_THD, {2, 9, 4, 64}, {0}, 0, true, false, false, true},
     {"half 2x4x3x8 aligned in place", KP_ROPE_HALF, {2, 4, 3, 8}, {0}, 0, false, false, true, true},
-    /* several vector steps a thread (KP_ROPE_STEPS) loaded before any store */
+    /* in place, rows of many vector steps (interleaved: KP_ROPE_STEPS a
+     * thread, all loaded before any store) */
     {"interleaved 2x3x5x128 aligned in place", KP_ROPE_INTERLEAVED, {2, 3, 5, 128}, {0}, 0, false, false, true,
      true},
     {"half 2x3x5x256 aligned in place", KP_ROPE_HALF, {2, 3, 5, 256}, {0}, 0, false, false, true, true},
