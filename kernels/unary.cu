@@ -149,7 +149,7 @@ struct kp_op_gelu {
 // for x < 0: rounding w = a sqrt(log2(e) / 2) moves 2^(-w^2) by about x^2
 // ulp); worst per band, x >= 0 / [-1, 0) / [-3, -1) / [-5, -3) / below:
 // 1.2 / 3.0 / 18 / 41 / 211 ulp (the GPU test's sweep of 70 million: 1 / 3
-// / 14 / 43 / 165). On NVIDIA the flushing exp2 makes results below the
+// / 14 / 43, and 165 for [-10, -5)). On NVIDIA the flushing exp2 makes results below the
 // normal range (x < -13.2) 0. The kernel's code (16 elements a thread) is
 // 824 instructions where 0.5 x erfcf(-x / sqrt 2) made it 1248 and held
 // the op to 88 % of the copy bandwidth on an H200 (now 98.6 %; PyTorch's

@@ -221,7 +221,7 @@ KP_DEVICE kp_lowp kp_lowp_gelu_erf(kp_lowp xl) {
 // of log2(erfc(a)) / a over [2^-7, 4] (relative error of erf below 8e-7
 // there, in f32 arithmetic; erfc(4) = 1.5e-8 leaves 1 in f32, so a is
 // clamped to 4); below 2^-7, where 1 - erfc cancels, erf = a 2 / sqrt(pi)
-// (the next term is a^2 / 3 = 2e-5 of it). NaN takes that branch (and
+// (the next term is a^2 / 3 = 2e-5 of it). NaN takes that form (and
 // stays NaN); the sign is x's. Every f16 and bf16 input within 0.62 ulp of
 // the exact result (a host model of this arithmetic, exp2 off by 2^-22).
 // The f16 kernel (32 elements a thread) is 688 instructions where libm's
