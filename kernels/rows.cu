@@ -653,8 +653,8 @@ KP_DEVICE kp_rope_row<T> kp_rope_row_at(const kp_rope_args &A, const T *x, const
                                         I row) {
     I rest, ti, hi, bi;
     if constexpr (sizeof(I) == 4) {  // row < 2^31: the host's magic numbers
-        rest = (__umulhi(row, A.div_mul[0]) + row) >> A.div_shift[0];
-        bi = (__umulhi(rest, A.div_mul[1]) + rest) >> A.div_shift[1];
+        rest = kp_div_by_magic(row, A.div_mul[0], A.div_shift[0]);
+        bi = kp_div_by_magic(rest, A.div_mul[1], A.div_shift[1]);
     } else {
         rest = row / (I)A.t;
         bi = rest / (I)A.h;

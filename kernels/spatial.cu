@@ -23,7 +23,7 @@ template <typename I> struct kp_divider;
 template <> struct kp_divider<uint32_t> {
     uint32_t m, s;
     KP_DEVICE kp_divider(const kp_spatial_args &a, int k, int64_t) : m(a.div_mul[k]), s(a.div_shift[k]) {}
-    KP_DEVICE uint32_t div(uint32_t n) const { return (__umulhi(n, m) + n) >> s; }
+    KP_DEVICE uint32_t div(uint32_t n) const { return kp_div_by_magic(n, m, s); }
 };
 template <> struct kp_divider<uint64_t> {
     uint64_t d;
@@ -33,7 +33,7 @@ template <> struct kp_divider<uint64_t> {
 
 // n / d for n < 2^31 by the launcher's magic numbers for d (slot k).
 KP_DEVICE uint32_t kp_magic_div(const kp_spatial_args &a, int k, uint32_t n) {
-    return (__umulhi(n, a.div_mul[k]) + n) >> a.div_shift[k];
+    return kp_div_by_magic(n, a.div_mul[k], a.div_shift[k]);
 }
 
 // 16 bytes of T, for the stores of one thread's run of outputs.
@@ -409,7 +409,7 @@ template <typename T, typename O> struct kp_im2col_op {
 // (dividends below 2^31), else a division.
 template <typename O> KP_DEVICE int kp_stride_div(const kp_spatial_args &a, int d, int u);
 template <> KP_DEVICE int kp_stride_div<int>(const kp_spatial_args &a, int d, int u) {
-    return (int)((__umulhi((uint32_t)u, a.div_mul[3 + d]) + (uint32_t)u) >> a.div_shift[3 + d]);
+    return (int)kp_div_by_magic((uint32_t)u, a.div_mul[3 + d], a.div_shift[3 + d]);
 }
 template <> KP_DEVICE int kp_stride_div<int64_t>(const kp_spatial_args &a, int d, int u) {
     return u / (int)a.stride[d];

@@ -98,6 +98,11 @@ KP_DEVICE void kp_wave_sync() {
 #endif
 }
 
+// n / d for n < 2^31 by the launcher's kp_div_magic(d) numbers.
+KP_DEVICE uint32_t kp_div_by_magic(uint32_t n, uint32_t mul, uint32_t shift) {
+    return (__umulhi(n, mul) + n) >> shift;
+}
+
 // 2^x by the hardware approximation (a few f32 ulp). On CUDA results below
 // 2^-126 flush to 0; for math whose results are rounded to 16 bits.
 KP_DEVICE float kp_fast_exp2(float x) {

@@ -129,9 +129,22 @@ struct kp_rope_args {
                            (interleaved: 16 bytes of x) where rope_pairs() in
                            src/ops/rope.c finds the rows aligned */
     int32_t small;      /* rows < 2^31: a row's (t, h) by div_mul/div_shift */
-    uint32_t div_mul[2], div_shift[2];  /* n / t and n / h for n < 2^31 as
-                           (umulhi(n, mul) + n) >> shift */
+    uint32_t div_mul[2], div_shift[2];  /* n / t and n / h for n < 2^31
+                           (kp_div_magic) */
 };
+
+/* n / d for n < 2^31 as (umulhi(n, mul) + n) >> shift (Granlund and
+ * Montgomery's division by invariant integers), for 1 <= d < 2^31: the
+ * launchers set mul and shift up, the kernels divide with kp_div_by_magic
+ * (kp_device.cuh). */
+static inline void kp_div_magic(uint32_t d, uint32_t *mul, uint32_t *shift)
+{
+    uint32_t s = 0;
+    while (s < 31 && ((uint32_t)1 << s) < d)
+        s++;
+    *mul = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d + 1);
+    *shift = s;
+}
 
 /* Vector steps of a row (pairs > 1) a rope thread takes with all their
  * loads first: interleaved rows, and rows with more steps than a block has

@@ -77,20 +77,9 @@ struct kp_spatial_args {
     float bilinear_step[2];
     /* With KP_SPATIAL_SMALL: dividing an index n < 2^31 by the runs per row,
      * d2, d1, the two window strides, the window's taps (kH*kW) and its
-     * width, as kp_spatial_div_magic() sets up. */
+     * width, as kp_div_magic() (kp_kernel_abi.h) sets up. */
     uint32_t div_mul[7];
     uint32_t div_shift[7];
 };
-
-/* n / d for n < 2^31 as (umulhi(n, mul) + n) >> shift (Granlund and
- * Montgomery's division by invariant integers), for 1 <= d < 2^31. */
-static inline void kp_spatial_div_magic(uint32_t d, uint32_t *mul, uint32_t *shift)
-{
-    uint32_t s = 0;
-    while (s < 31 && ((uint32_t)1 << s) < d)
-        s++;
-    *mul = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d + 1);
-    *shift = s;
-}
 
 #endif

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "kernel_families.h"
-#include "kp_spatial_abi.h"  /* kp_spatial_div_magic */
 
 #define ROPE_BLOCK ((unsigned)KP_ROPE_BLOCK)
 #define ROPE_ROW_LANES 8u  /* threads a row at least, where it has that many steps */
@@ -137,8 +136,8 @@ kp_status kp_rope(kp_stream *stream, kp_rope_layout layout, const kp_tensor *dst
     a.pairs = rope_pairs(&a, kp_dtype_size(src->dtype), xp, yp, cp, sp);
     if (a.rows < ((int64_t)1 << 31)) {
         a.small = 1;
-        kp_spatial_div_magic((uint32_t)t, &a.div_mul[0], &a.div_shift[0]);
-        kp_spatial_div_magic((uint32_t)h, &a.div_mul[1], &a.div_shift[1]);
+        kp_div_magic((uint32_t)t, &a.div_mul[0], &a.div_shift[0]);
+        kp_div_magic((uint32_t)h, &a.div_mul[1], &a.div_shift[1]);
     }
     /* Threads per row: enough for its steps, at most a block. Interleaved
      * vector steps (16 bytes of x, 8 of each table) go KP_ROPE_STEPS to a

@@ -268,15 +268,15 @@ static kp_status launch(kp_stream *stream, enum kp_family_id family, kp_dtype dt
                                      taps > 0 ? taps : 1, a->kernel[1] ? a->kernel[1] : 1};
         a->flags |= KP_SPATIAL_SMALL;
         for (int k = 0; k < 7; k++)
-            kp_spatial_div_magic((uint32_t)divisors[k], &a->div_mul[k], &a->div_shift[k]);
+            kp_div_magic((uint32_t)divisors[k], &a->div_mul[k], &a->div_shift[k]);
         int64_t cols = 0, item_rows = 0;
         const int32_t walk = image_walk_flag(a, family, indices, 16 / es, &cols, &item_rows);
         if (walk) {
             /* Slots 3 and 4 (window strides, which these ops do not read). */
             items = (uint64_t)(a->n * a->c) * (uint64_t)item_rows * (uint64_t)(a->w / cols);
             a->flags |= walk;
-            kp_spatial_div_magic((uint32_t)(a->w / cols), &a->div_mul[3], &a->div_shift[3]);
-            kp_spatial_div_magic((uint32_t)item_rows, &a->div_mul[4], &a->div_shift[4]);
+            kp_div_magic((uint32_t)(a->w / cols), &a->div_mul[3], &a->div_shift[3]);
+            kp_div_magic((uint32_t)item_rows, &a->div_mul[4], &a->div_shift[4]);
         }
     }
     struct kp_launch_dims dims = kp_launch_1d(stream->device, items, KP_SPATIAL_BLOCK);

@@ -267,7 +267,7 @@ START_TEST(test_fast_flags)
     ck_assert_int_eq(kp_max_pool2d(stream, &pooled, NULL, &img, &k3, false), KP_OK);
     ck_assert_int_eq(last_args.flags & fast, KP_SPATIAL_ROWS16 | KP_SPATIAL_FAST_K3S2P1);
     uint32_t mul, shift;  /* rows of 8 in runs of 4: the kernel divides by 2 runs a row */
-    kp_spatial_div_magic(2, &mul, &shift);
+    kp_div_magic(2, &mul, &shift);
     ck_assert_uint_eq(last_args.div_mul[0], mul);
     ck_assert_uint_eq(last_args.div_shift[0], shift);
     ck_assert_int_eq(kp_avg_pool2d(stream, &pooled, &img, &k2, false, true), KP_OK);
@@ -289,7 +289,7 @@ START_TEST(test_division_magic)
     uint64_t rng = 88172645463325252ull;
     for (size_t k = 0; k < sizeof(divisors) / sizeof(divisors[0]); k++) {
         uint32_t d = divisors[k], mul, shift;
-        kp_spatial_div_magic(d, &mul, &shift);
+        kp_div_magic(d, &mul, &shift);
         for (int t = 0; t < 20000; t++) {
             rng ^= rng << 13;
             rng ^= rng >> 7;
