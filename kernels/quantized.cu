@@ -800,7 +800,11 @@ template <int F, int B> constexpr int kp_qmv_ipt() {
 
 // The activations come from the kernel queued just before this one
 // (qmatvec_act_*), which this one may overlap (KP_LAUNCH_OVERLAP_PRIOR):
-// the first weight tiles are queued before waiting for it.
+// the first weight tiles are queued before waiting for it. Asking L2 for
+// more of the block's first rows as well (prefetch.L2, a line or two a
+// thread, 8 or 16 KB a block) lost ground (H200, % of copy, 4096 x 14336):
+// batch 1 Q4_0 76 -> 65, Q4_K 72 -> 58, Q8_0 77 -> 71; batch 8 1-7 points;
+// 14336 x 4096 (more blocks than one wave) level to 2 points lower.
 template <int F, int B, int R = KP_QMV_ROWS_FOR(F, B), int IPT = kp_qmv_ipt<F, B>()>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
