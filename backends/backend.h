@@ -55,6 +55,7 @@ struct kp_device_limits {
     unsigned max_block[3];       /* threads per block in x, y, z */
     unsigned max_grid[3];        /* blocks in x, y, z */
     size_t max_shared_bytes;     /* static + dynamic shared memory (LDS) per block */
+    int fast_f64;                /* f64 arithmetic at half the f32 rate or better (0: slower or unknown) */
 };
 
 /* KP_LAUNCH_OVERLAP_PRIOR: the kernel may start while the kernel queued

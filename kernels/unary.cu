@@ -270,3 +270,10 @@ template <typename T> struct kp_unary_fn<T, kp_op_copy> {
 #define KP_UNARY_OP_KERNELS(ID, OP, SET, V32, V16, V64) \
     KP_UNARY_FOR_##SET(KP_UNARY, OP, V32, V16, V64)
 KP_UNARY_OPS(KP_UNARY_OP_KERNELS)
+
+// powf of contiguous f32 through f64 arithmetic (kp_f32_pow_dp), which the
+// host runs instead of powf_f32 where the device's f64 rate is at least
+// half its f32 rate; its parameters are powf_f32's.
+KP_KERNEL void powf_f64math_f32(kp_idx n, const float *x, float *y, float param) {
+    kp_map_contiguous<4>(n, x, y, kp_unary_pow_fn<float, kp_f32_pow_dp>(param));
+}

@@ -121,6 +121,9 @@ static kp_status cuda_device_open(int ordinal, void **out, kp_device_info *info,
     int shared = 0;
     if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d->dev);
     limits->max_shared_bytes = (size_t)shared;
+    int f32_per_f64 = 0;  /* 2 on A100, H100, H200; 32 to 64 on most others */
+    if (r == CUDA_SUCCESS) r = cu.DeviceGetAttribute(&f32_per_f64, CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, d->dev);
+    limits->fast_f64 = f32_per_f64 >= 1 && f32_per_f64 <= 2;
     if (r == CUDA_SUCCESS) r = cu.DeviceTotalMem(&total, d->dev);
     if (r == CUDA_SUCCESS) r = cu.DevicePrimaryCtxRetain(&d->ctx, d->dev);
     if (r != CUDA_SUCCESS) {

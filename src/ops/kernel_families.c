@@ -62,6 +62,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_UNARY_##ID##_STRIDED] = {KP_MODULE_UNARY, #name "_strided_%s", KP_SUFFIX_##set},
     KP_UNARY_OPS(KP_UNARY_FAMILY_ROWS)
 #undef KP_UNARY_FAMILY_ROWS
+    [KP_KF_UNARY_POWF_F64MATH] = {KP_MODULE_UNARY, "powf_f64math_%s", KP_SUFFIX_F32},
     [KP_KF_COPY_ROWS] = {KP_MODULE_INDEXING, "copy_rows_%s", KP_SUFFIX_IDS_SIZES},
     [KP_KF_ADD_ROWS] = {KP_MODULE_INDEXING, "add_rows_%s", KP_SUFFIX_IDS_DTYPES},
     [KP_KF_GATHER] = {KP_MODULE_INDEXING, "gather_%s", KP_SUFFIX_IDS_SIZES},

@@ -87,6 +87,7 @@ enum kp_family_id {
     KP_KF_UNARY_##ID, KP_KF_UNARY_##ID##_STRIDED,
     KP_UNARY_OPS(KP_UNARY_FAMILY_IDS)
 #undef KP_UNARY_FAMILY_IDS
+    KP_KF_UNARY_POWF_F64MATH, /* powf_f32's stand-in where f64 is fast (kernels/unary.cu) */
     KP_KF_COPY_ROWS,
     KP_KF_ADD_ROWS,
     KP_KF_GATHER,

@@ -6,7 +6,8 @@
  * each op in f16 and bf16, f32 gelu and gelu_erf over 70 million inputs
  * spread across the whole range (the worst error per band of x is printed:
  * ops.h quotes it), f32 powf over 7 million at each of 11 exponents, and
- * f32 powf's exact cases.
+ * f32 powf's exact cases, both contiguous and strided (two kernels where
+ * the device has fast f64 arithmetic).
  *
  * Reference: computed in long double (at least double precision) from the
  * exact input element, then rounded to the dtype ("want"). Outputs are
@@ -555,28 +556,33 @@ static int band_of(double x)
 /* Runs op on the inputs whose raw bits are k * step for k < n (wrapping at
  * the dtype's width), one call per SWEEP_CHUNK, checks each result as the
  * other tests do, and prints the worst ulp distance per band of x (ops
- * checked bit for bit print 0: their distance is asserted, not measured). */
-static void sweep(kp_unary_op op, kp_dtype dt, double param, uint64_t n, uint64_t step)
+ * checked bit for bit print 0: their distance is asserted, not measured).
+ * With stride > 1 the tensors are views of every stride-th element, which
+ * the strided kernels take. */
+static void sweep_strided(kp_unary_op op, kp_dtype dt, double param, uint64_t n, uint64_t step,
+                          int64_t stride)
 {
     size_t es = kp_dtype_size(dt), chunk = n < SWEEP_CHUNK ? (size_t)n : SWEEP_CHUNK;
     double worst[N_BANDS] = {0};
     double worst_x[N_BANDS] = {0};
     struct gpu_buf src, dst;
-    gpu_buf_alloc(&src, chunk * es);
-    gpu_buf_alloc(&dst, chunk * es);
+    gpu_buf_alloc(&src, chunk * es * (size_t)stride);
+    gpu_buf_alloc(&dst, chunk * es * (size_t)stride);
     char msg[512];
     for (uint64_t base = 0; base < n; base += chunk) {
         size_t m = n - base < chunk ? (size_t)(n - base) : chunk;
         for (size_t i = 0; i < m; i++) {
             uint32_t bits = (uint32_t)((base + i) * step);
-            memcpy((unsigned char *)src.host + i * es, &bits, es);  /* little-endian host */
+            memcpy((unsigned char *)src.host + i * (size_t)stride * es, &bits, es);  /* little-endian host */
         }
         gpu_buf_upload(&src);
-        kp_tensor s = gpu_tensor(&src, dt, 1, (const int64_t[]){(int64_t)m}, NULL, 0);
-        kp_tensor d = gpu_tensor(&dst, dt, 1, (const int64_t[]){(int64_t)m}, NULL, 0);
+        const int64_t shape[] = {(int64_t)m}, strides[] = {stride};
+        kp_tensor s = gpu_tensor(&src, dt, 1, shape, stride > 1 ? strides : NULL, 0);
+        kp_tensor d = gpu_tensor(&dst, dt, 1, shape, stride > 1 ? strides : NULL, 0);
         CK_OK(kp_unary(gpu_stream, op, &d, &s, param));
         gpu_buf_download(&dst);
-        for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < m; j++) {
+            const size_t i = j * (size_t)stride;
             double ulps = 0;
             if (!check_element_ulps(op, dt, param, src.host, i, dst.host, i, msg, sizeof(msg), &ulps))
                 ck_abort_msg("%s %s sweep: %s", kp_unary_op_name(op), kp_dtype_name(dt), msg);
@@ -588,13 +594,18 @@ static void sweep(kp_unary_op op, kp_dtype dt, double param, uint64_t n, uint64_
             }
         }
     }
-    printf("%s %s (param %g) over %llu inputs, worst ulp distance per band:", kp_unary_op_name(op),
-           kp_dtype_name(dt), param, (unsigned long long)n);
+    printf("%s %s%s (param %g) over %llu inputs, worst ulp distance per band:", kp_unary_op_name(op),
+           kp_dtype_name(dt), stride > 1 ? " strided" : "", param, (unsigned long long)n);
     for (int b = 0; b < N_BANDS; b++)
         printf(" [%s] %.0f (x = %.9g)", band_names[b], worst[b], worst_x[b]);
     printf("\n");
     gpu_buf_free(&src);
     gpu_buf_free(&dst);
+}
+
+static void sweep(kp_unary_op op, kp_dtype dt, double param, uint64_t n, uint64_t step)
+{
+    sweep_strided(op, dt, param, n, step, 1);
 }
 
 /* _i = op * 2 + (0: f16, 1: bf16): every one of the 65536 inputs. */
@@ -633,25 +644,30 @@ END_TEST
 
 /* f32 powf (ops.h states its bound) over inputs from every binade of both
  * signs, bit patterns 613 apart (7 million; 61001 apart, 70 thousand, for
- * the sanitizer runs), at the 16-bit sweep's exponents and the default. */
+ * the sanitizer runs), at the 16-bit sweep's exponents and the default;
+ * contiguous and strided, which on devices with fast f64 arithmetic are
+ * two kernels (powf_f64math_f32 and powf_strided_f32's f32 arithmetic). */
 START_TEST(test_sweep_f32_powf)
 {
-    const double p = _i < N_SWEEP_EXPONENTS ? sweep_exponents[_i] : POWF_EXPONENT;
+    const int e = _i / 2;
+    const double p = e < N_SWEEP_EXPONENTS ? sweep_exponents[e] : POWF_EXPONENT;
     const uint64_t step = getenv("KP_TEST_SKIP_BIG") ? 61001 : 613;
-    sweep(KP_UNARY_POWF, KP_DTYPE_F32, p, ((1ull << 32) + step - 1) / step, step);
+    sweep_strided(KP_UNARY_POWF, KP_DTYPE_F32, p, ((1ull << 32) + step - 1) / step, step, _i % 2 ? 2 : 1);
 }
 END_TEST
 
 /* f32 powf is exact where the exact result is a float: integer powers of
  * integers (negative powers: of powers of two), and square roots and their
- * cubes of squares, both signs where the power is an integer, up to 2^24. */
+ * cubes of squares, both signs where the power is an integer, up to 2^24;
+ * _i = 1: through views of every other element (the strided kernel). */
 START_TEST(test_f32_powf_exact)
 {
     enum { N = 4096 };
     static const double exponents[] = {2, 3, 0.5, 1.5, -1, -2};
+    const int64_t stride = _i ? 2 : 1;
     struct gpu_buf src, dst;
-    gpu_buf_alloc(&src, 2 * N * sizeof(float));
-    gpu_buf_alloc(&dst, 2 * N * sizeof(float));
+    gpu_buf_alloc(&src, 2 * N * sizeof(float) * (size_t)stride);
+    gpu_buf_alloc(&dst, 2 * N * sizeof(float) * (size_t)stride);
     for (size_t e = 0; e < sizeof(exponents) / sizeof(exponents[0]); e++) {
         const double p = exponents[e];
         const bool root = p != floor(p);
@@ -661,24 +677,27 @@ START_TEST(test_f32_powf_exact)
             const double x = root ? (double)k * k : k;
             if (fabs(pow(x, p)) > 16777216.0 || x > 16777216.0)
                 break;
-            in[n++] = (float)x;
+            in[(size_t)stride * n++] = (float)x;
             if (!root)
-                in[n++] = (float)-x;
+                in[(size_t)stride * n++] = (float)-x;
         }
         gpu_buf_upload(&src);
-        kp_tensor s = gpu_tensor(&src, KP_DTYPE_F32, 1, (const int64_t[]){(int64_t)n}, NULL, 0);
-        kp_tensor d = gpu_tensor(&dst, KP_DTYPE_F32, 1, (const int64_t[]){(int64_t)n}, NULL, 0);
+        const int64_t shape[] = {(int64_t)n}, strides[] = {stride};
+        kp_tensor s = gpu_tensor(&src, KP_DTYPE_F32, 1, shape, _i ? strides : NULL, 0);
+        kp_tensor d = gpu_tensor(&dst, KP_DTYPE_F32, 1, shape, _i ? strides : NULL, 0);
         CK_OK(kp_unary(gpu_stream, KP_UNARY_POWF, &d, &s, p));
         gpu_buf_download(&dst);
         const float *out = dst.host;
         size_t checked = 0;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            const size_t i = j * (size_t)stride;
             const double want = pow((double)in[i], p);
             if ((double)(float)want != want)
                 continue;  /* 1/k and 1/k^2 are exact only for powers of two */
             checked++;
             if ((double)out[i] != want)
-                ck_abort_msg("powf f32 (%g)^%g = %.9g, want %.9g exactly", in[i], p, out[i], want);
+                ck_abort_msg("powf f32%s (%g)^%g = %.9g, want %.9g exactly", _i ? " strided" : "", in[i], p,
+                             out[i], want);
         }
         ck_assert_msg(checked >= 16, "powf exact cases: only %zu checked at p = %g", checked, p);
     }
@@ -770,8 +789,8 @@ int main(void)
     tcase_add_loop_test(tc, test_sweep_16bit, 0, 2 * N_OPS);
     tcase_add_loop_test(tc, test_sweep_16bit_powf_exponents, 0, 2 * N_SWEEP_EXPONENTS);
     tcase_add_loop_test(tc, test_sweep_f32_gelu, 0, 2);
-    tcase_add_loop_test(tc, test_sweep_f32_powf, 0, N_SWEEP_EXPONENTS + 1);
-    tcase_add_test(tc, test_f32_powf_exact);
+    tcase_add_loop_test(tc, test_sweep_f32_powf, 0, 2 * (N_SWEEP_EXPONENTS + 1));
+    tcase_add_loop_test(tc, test_f32_powf_exact, 0, 2);
     suite_add_tcase(s, tc);
     /* Separate so that its size shows in the log: ~8.6 GB of GPU memory. */
     TCase *big = tcase_create("big (allocates ~8.6 GB of GPU memory)");
