@@ -1,5 +1,6 @@
-// pow for the unary op powf: f32 (kp_f32_pow) and f16/bf16 (kp_lowp_pow).
-// Both settle what depends on the exponent p alone once, when a thread
+// pow for the unary op powf: f32 (kp_f32_pow, and kp_f32_pow_dp in f64
+// arithmetic for devices with fast f64) and f16/bf16 (kp_lowp_pow).
+// All settle what depends on the exponent p alone once, when a thread
 // builds the functor, and send every case outside their fast path (zeros,
 // subnormal, infinite and NaN x or p, p = 0, |p| >= 2^24, results outside
 // the normal f32 range) to libm's powf, called rather than inlined: a
@@ -151,11 +152,12 @@ struct kp_f32_pow : kp_pow_exponent {
 // result is below 2^-126 or 2^126 and more, or |x| is not normal and finite,
 // powf is called (as in kp_f32_pow).
 // H200, kp-bench, 2^28 elements: 73.5-73.9 -> 81.6-83.2 % of the copy
-// bandwidth (two runs), 59 warp instructions an element where kp_f32_pow
-// takes 78 (ncu); the L1 cache is as busy as the issue slots (the tables'
-// scattered loads: six passes a warp's 16-byte lookup). Tables of 32-bit
-// words, a pass a lookup but five lookups, measured slower (78.5 %), as did
-// z and k built by integer operations instead of conversions (78 %).
+// bandwidth (two runs); ncu counts 59 instructions an element where
+// kp_f32_pow takes 78, and finds the L1 cache as busy as the issue slots
+// (the tables' scattered loads: six passes a warp's 16-byte lookup).
+// Tables of 32-bit words, a pass a lookup but five lookups, measured slower
+// (78.5 %), as did z and k built by integer operations instead of
+// conversions (78 %).
 struct __align__(16) kp_pow_log2_entry {
     double invc, logc;  // 1 / c rounded, -log2 of that
 };
