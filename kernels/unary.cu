@@ -273,7 +273,14 @@ KP_UNARY_OPS(KP_UNARY_OP_KERNELS)
 
 // powf of contiguous f32 through f64 arithmetic (kp_f32_pow_dp), which the
 // host runs instead of powf_f32 where the device's f64 rate is at least
-// half its f32 rate; its parameters are powf_f32's.
+// half its f32 rate; its parameters are powf_f32's. The ROCm backend never
+// picks it (it reports no such rate), so AMD builds compile the f32 form
+// under this name: the f64 one spilled 112 bytes on gfx900 and gfx906.
+#if KP_HIP
+typedef kp_f32_pow kp_powf_f64math;
+#else
+typedef kp_f32_pow_dp kp_powf_f64math;
+#endif
 KP_KERNEL void powf_f64math_f32(kp_idx n, const float *x, float *y, float param) {
-    kp_map_contiguous<4>(n, x, y, kp_unary_pow_fn<float, kp_f32_pow_dp>(param));
+    kp_map_contiguous<4>(n, x, y, kp_unary_pow_fn<float, kp_powf_f64math>(param));
 }
