@@ -682,15 +682,12 @@ template <typename T> KP_DEVICE void kp_rope_rotate(T x1, T x2, T c, T s, T *o1,
 // One step of P pairs from pair j (P = 1: any strides).
 template <typename T, int P>
 KP_DEVICE void kp_rope_pairs(const kp_rope_args &A, const kp_rope_row<T> &r, kp_idx j) {
-    typedef typename kp_compute<T>::type C;
     const kp_idx half = (kp_idx)A.half;
     if constexpr (P == 1) {
         const kp_idx e1 = A.interleaved ? 2 * j : j;
         const kp_idx e2 = A.interleaved ? 2 * j + 1 : j + half;
-        const C x1 = kp_load(r.x[e1 * A.x_stride[3]]), x2 = kp_load(r.x[e2 * A.x_stride[3]]);
-        const C c = kp_load(r.c[j * A.cos_stride[2]]), s = kp_load(r.s[j * A.sin_stride[2]]);
-        r.y[e1 * A.y_stride[3]] = kp_store<T>(x1 * c - x2 * s);
-        r.y[e2 * A.y_stride[3]] = kp_store<T>(x1 * s + x2 * c);
+        kp_rope_rotate(r.x[e1 * A.x_stride[3]], r.x[e2 * A.x_stride[3]], r.c[j * A.cos_stride[2]],
+                       r.s[j * A.sin_stride[2]], &r.y[e1 * A.y_stride[3]], &r.y[e2 * A.y_stride[3]]);
     } else {
         const kp_vec<T, P> c = *(const kp_vec<T, P> *)(r.c + j), s = *(const kp_vec<T, P> *)(r.s + j);
         if (A.interleaved) {
