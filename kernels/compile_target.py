@@ -4,7 +4,8 @@
 One call per module x target, so Ninja runs them in parallel and rebuilds
 only what a change touches; embed_module.py combines the results. Targets:
 
-  sm_XY        NVIDIA SASS: writes the cubin and the PTX it was built from
+  sm_XY        NVIDIA SASS: writes the cubin and the PTX it was built from,
+               or (--from-ptx) assembles the cubin from another sm_ target's PTX
   compute_XY   NVIDIA PTX only (the `ptx` code format)
   gfxNNN[:..]  AMD HSACO (the raw ELF of that one target)
 
@@ -172,15 +173,53 @@ def compile_cubin(args, tmp):
     arch = args.target[len("sm_"):]
     keep = os.path.join(tmp, "keep")
     os.mkdir(keep)
-    cubin = os.path.join(tmp, "module.cubin")
     text = run_nvcc(args, tmp, ["--cubin", "-gencode=arch=compute_%s,code=sm_%s" % (arch, arch),
                                 "-Xptxas", "-v", "--keep", "--keep-dir", "../keep", "-o", "../module.cubin"],
-                    quiet=lambda l: l.startswith("ptxas info") or re.match(r"\s+\d+ bytes stack frame", l))
+                    quiet=ptxas_info_line)
     ptx_files = [f for f in os.listdir(keep) if f.endswith(".ptx")]
     if len(ptx_files) != 1:
         fail("expected one PTX file from the sm_%s compile, found %s" % (arch, ptx_files))
     with open(os.path.join(keep, ptx_files[0])) as fh:
         ptx = fh.read()
+    kernels = describe_cubin(args, os.path.join(tmp, "module.cubin"), ptx, text)
+    with open(args.ptx_output, "w") as fh:
+        fh.write(ptx)
+    return "cubin", kernels
+
+
+def ptxas_info_line(line):
+    return line.startswith("ptxas info") or re.match(r"\s+\d+ bytes stack frame", line)
+
+
+PTX_TARGET = re.compile(r"^\.target\s+sm_(\d+)", re.M)
+
+
+def assemble_cubin(args, tmp):
+    """SASS for args.target from the PTX another target's compile kept
+    (args.from_ptx): ptxas alone, no front end. Where two targets' PTX is the
+    same but for its .target line (sm_80 and sm_86, sm_100 and sm_120 for the
+    library's modules but quantized), the SASS is the same as a compile of its
+    own, and the front end, over half of a compile, runs once."""
+    arch = int(args.target[len("sm_"):])
+    with open(args.from_ptx) as fh:
+        ptx = fh.read()
+    m = PTX_TARGET.search(ptx)
+    if not m or int(m.group(1)) > arch:
+        fail("%s: PTX %s is not for an architecture at or below %s"
+             % (args.target, os.path.basename(args.from_ptx), args.target))
+    shutil.copyfile(args.from_ptx, os.path.join(tmp, "module.ptx"))
+    env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
+    text = run(args, [args.compiler, "--cubin", "-gencode=arch=compute_%s,code=sm_%d" % (m.group(1), arch),
+                      "-Xptxas", "-v", "module.ptx", "-o", "module.cubin"],
+               env=env, cwd=tmp, quiet=ptxas_info_line)
+    kernel_cache.write_depfile(args.depfile, args.output, [os.path.abspath(args.from_ptx)])
+    args.assembled_from = "compute_" + m.group(1)
+    return "cubin", describe_cubin(args, os.path.join(tmp, "module.cubin"), ptx, text)
+
+
+def describe_cubin(args, cubin, ptx, text):
+    """The kernels of a cubin as read back from it, checked against its PTX
+    and ptxas's report (text); copies the cubin to args.output."""
     with open(cubin, "rb") as fh:
         blob = fh.read()
     kernels = code_objects.cubin_kernels(blob)
@@ -201,9 +240,7 @@ def compile_cubin(args, tmp):
         k["spill_bytes"] = r["spill"]
         k["params"] = params[name]
     shutil.copyfile(cubin, args.output)
-    with open(args.ptx_output, "w") as fh:
-        fh.write(ptx)
-    return "cubin", kernels
+    return kernels
 
 
 def compile_ptx(args, tmp):
@@ -242,18 +279,23 @@ def compile_hsaco(args, tmp):
 
 
 def compile_target(compiler, target, module, source, output, info_output, depfile,
-                   includes=(), defines=(), ptx_output=None, log=sys.stderr.write):
+                   includes=(), defines=(), ptx_output=None, from_ptx=None, log=sys.stderr.write):
     """Compiles `source` for `target` into `output` (and `ptx_output`, which
     sm_ targets need), writes the JSON description to `info_output` and the
-    depfile, and returns the description. Compiler messages go to `log`.
-    Raises CompileError."""
+    depfile, and returns the description. With `from_ptx` (sm_ targets), the
+    cubin is assembled from that PTX (assemble_cubin) and `source` is only
+    named. Compiler messages go to `log`. Raises CompileError."""
     args = argparse.Namespace(compiler=compiler, target=target, module=module, source=source,
                               output=output, info_output=info_output, depfile=depfile,
                               include=list(includes), define=list(defines),
-                              ptx_output=ptx_output, log=log)
+                              ptx_output=ptx_output, from_ptx=from_ptx, assembled_from=None, log=log)
     with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
         try:
-            if target.startswith("sm_"):
+            if from_ptx:
+                if not target.startswith("sm_") or ptx_output:
+                    fail("PTX assembles into an sm_ target's cubin alone, with no PTX output")
+                kind, kernels = assemble_cubin(args, tmp)
+            elif target.startswith("sm_"):
                 if not ptx_output:
                     fail("an sm_ target needs --ptx-output")
                 kind, kernels = compile_cubin(args, tmp)
@@ -268,12 +310,17 @@ def compile_target(compiler, target, module, source, output, info_output, depfil
     if not kernels:
         fail("no kernels found in %s for %s (a kernel is an extern \"C\" __global__ function: "
              "KP_KERNEL in kp_device.cuh)" % (module, target))
-    return write_info(info_output, module, target, kind, kernels)
+    return write_info(info_output, module, target, kind, kernels, args.assembled_from)
 
 
-def write_info(info_output, module, target, kind, kernels):
+def write_info(info_output, module, target, kind, kernels, assembled_from=None):
+    """The JSON description; a cubin assembled from another target's PTX
+    names that PTX's architecture (embed_module.py embeds only PTX that a
+    target's own compile kept)."""
     info = {"module": module, "target": target, "kind": kind,
             "kernels": {n: kernels[n] for n in sorted(kernels)}}
+    if assembled_from:
+        info["assembled_from"] = assembled_from
     with open(info_output, "w") as fh:
         json.dump(info, fh, sort_keys=True)
         fh.write("\n")
@@ -302,19 +349,20 @@ def cached_compile(args):
     KP_KERNEL_CACHE names a directory."""
     outputs = {"object": args.output, "info": args.info_output, "ptx": args.ptx_output}
     root = kernel_cache.cache_dir()
+    # An assembly's result depends on the PTX alone (its key hashes the PTX as the source).
+    source, includes = (args.from_ptx, ()) if args.from_ptx else (args.source, args.include)
     if root:
         entry = os.path.join(root, kernel_cache.key(args.compiler, args.target, args.module,
-                                                    args.source, args.include, (),
-                                                    bool(args.ptx_output)))
+                                                    source, includes, (), bool(args.ptx_output)))
         if kernel_cache.fetch(entry, outputs):
-            kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
+            kernel_cache.write_inputs_depfile(args.depfile, args.output, source, includes)
             return
     info = compile_target(args.compiler, args.target, args.module, args.source, args.output,
                           args.info_output, args.depfile, includes=args.include,
-                          ptx_output=args.ptx_output)
+                          ptx_output=args.ptx_output, from_ptx=args.from_ptx)
     if root:
         kernel_cache.store(entry, outputs)
-        if args.target.startswith("sm_"):
+        if args.target.startswith("sm_") and not args.from_ptx:
             store_ptx_entry(args, root, info)
 
 
@@ -327,6 +375,8 @@ def main():
     p.add_argument("--depfile", required=True)
     p.add_argument("--output", required=True, help="the code object")
     p.add_argument("--ptx-output", help="the PTX a cubin was built from (sm_ targets)")
+    p.add_argument("--from-ptx", help="assemble the sm_ target's cubin from this PTX, which "
+                   "another target's compile of the same source kept (source is then only named)")
     p.add_argument("--info-output", required=True, help="the JSON description")
     p.add_argument("source")
     args = p.parse_args()

@@ -5,7 +5,7 @@ Takes what compile_target.py wrote for every target of one module (each
 object with its .json description next to it) and writes:
 
 - the combined code object: an NVIDIA fat binary made by `fatbinary`
-  (cubins plus the PTX of the newest arch, compressed as asked), raw PTX
+  (cubins plus the PTX of the newest arch compiled, compressed as asked), raw PTX
   for the `ptx` format, or a clang offload bundle made by
   `clang-offload-bundler` for AMD (compressed where the bundler can);
 - a .c file holding its bytes, the kernels (names and parameter sizes read
@@ -60,7 +60,9 @@ def sm_number(target):
 
 def combine_fatbin(args, parts, out):
     cubins = [p for p in parts if p[1] == "cubin"]
-    newest = max(cubins, key=lambda p: sm_number(p[0]))
+    # The PTX of the newest target whose own compile kept PTX (a cubin
+    # assembled from another target's PTX has none of its own).
+    newest = max((p for p in cubins if "assembled_from" not in p[3]), key=lambda p: sm_number(p[0]))
     cmd = [args.fatbinary, "--create=" + out, "-64",
            "--cicc-cmdline=-ftz=0 -prec_div=1 -prec_sqrt=1 -fmad=1 "]
     for target, _kind, path, _info in cubins:
