@@ -199,7 +199,7 @@ def assemble_cubin(args, tmp):
     (args.from_ptx): ptxas alone, no front end. Where two targets' PTX is the
     same but for its .target line (sm_80 and sm_86, sm_100 and sm_120 for the
     library's modules but quantized), the SASS is the same as a compile of its
-    own, and the front end, over half of a compile, runs once."""
+    own, and the front end (cicc: about half of an sm_80 compile) runs once."""
     arch = int(args.target[len("sm_"):])
     with open(args.from_ptx) as fh:
         ptx = fh.read()
