@@ -79,8 +79,8 @@ static const struct red_case cases[] = {
     {"middle dim of 8x300x64", 3, {8, 300, 64}, {0}, 0, 1, {1}, {0}, 0},
     {"outer dim of 4096x256 (split)", 2, {4096, 256}, {0}, 0, 1, {0}, {0}, 0},
     {"outer dim of 1000x256 offset 1", 2, {1000, 256}, {0}, 1, 1, {0}, {0}, 0},
-    /* runs shorter than the load ring (kp_column_fold): its tail alone, and
-     * the ring filled and drained with no steady step, then a tail of 3 */
+    /* short runs for kp_column_fold's ring of 4: 5 elements take its tail
+     * alone; 11 one steady step, the drain and a tail of 3 */
     {"outer dim of 5x1024 (short runs)", 2, {5, 1024}, {0}, 0, 1, {0}, {0}, 0},
     {"middle dim of 3x11x512", 3, {3, 11, 512}, {0}, 0, 1, {1}, {0}, 0},
     /* ... with the reduced dim in slices across the block (uneven slices,
