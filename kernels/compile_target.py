@@ -100,6 +100,10 @@ def ptxas_report(text):
 NVCC_ENV = ("PATH", "TMPDIR")
 
 
+def nvcc_env():
+    return {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
+
+
 @functools.lru_cache(maxsize=None)
 def fixed_layout_prefix():
     """("setarch", machine, "-R"): runs nvcc without address-space layout
@@ -162,9 +166,8 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     stage = nvcc_stage(args, tmp)
     flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
-    env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
     cmd = list(fixed_layout_prefix()) + [args.compiler] + cmd + flags + [os.path.basename(args.source)]
-    text = run(args, cmd, env=env, cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
+    text = run(args, cmd, env=nvcc_env(), cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
     kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text
 
@@ -208,10 +211,9 @@ def assemble_cubin(args, tmp):
         fail("%s: PTX %s is not for an architecture at or below %s"
              % (args.target, os.path.basename(args.from_ptx), args.target))
     shutil.copyfile(args.from_ptx, os.path.join(tmp, "module.ptx"))
-    env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
     text = run(args, [args.compiler, "--cubin", "-gencode=arch=compute_%s,code=sm_%d" % (m.group(1), arch),
                       "-Xptxas", "-v", "module.ptx", "-o", "module.cubin"],
-               env=env, cwd=tmp, quiet=ptxas_info_line)
+               env=nvcc_env(), cwd=tmp, quiet=ptxas_info_line)
     kernel_cache.write_depfile(args.depfile, args.output, [os.path.abspath(args.from_ptx)])
     args.assembled_from = "compute_" + m.group(1)
     return "cubin", describe_cubin(args, os.path.join(tmp, "module.cubin"), ptx, text)
