@@ -170,6 +170,12 @@ KP_DEVICE void kp_dequant_tiles(const kp_qdequant_args &a, const uint8_t *__rest
     extern __shared__ __align__(16) uint8_t kp_dequant_stage[];
     const kp_idx nblocks = (kp_idx)a.rows * ((kp_idx)a.cols / D::elems);
     const int lane = (int)(threadIdx.x % KP_WAVE_SIZE);
+    // A thread's groups are the same group `sub` of blocks first, first +
+    // KP_QUANT_BLOCK / groups, ...: what dequant8 derives from the group
+    // (shifts, scale indices, offsets in the block) is the same at every step
+    // (and unsigned, so the compiler's divisions are shifts).
+    static_assert(KP_QUANT_BLOCK % groups == 0, "a thread keeps its group of a block");
+    const int sub = (int)(threadIdx.x % (unsigned)groups), first = (int)(threadIdx.x / (unsigned)groups);
     for (kp_idx k0 = (kp_idx)blockIdx.x * per_tile; k0 < nblocks; k0 += (kp_idx)gridDim.x * per_tile) {
         const int n = nblocks - k0 < per_tile ? (int)(nblocks - k0) : per_tile;
         const int n_bytes = n * D::bytes, whole = n_bytes / 16 * 16;
@@ -196,7 +202,7 @@ KP_DEVICE void kp_dequant_tiles(const kp_qdequant_args &a, const uint8_t *__rest
             if (!wave && g >= live)
                 return;
             float y[8];
-            D::dequant8(kp_dequant_stage + g / groups * D::bytes, g % groups, y);
+            D::dequant8(kp_dequant_stage + (first + u * (KP_QUANT_BLOCK / groups)) * D::bytes, sub, y);
             if constexpr (sizeof(T) == 4) {
                 if (wave) {
                     // the wave's groups are contiguous: no rows and columns
@@ -214,10 +220,22 @@ KP_DEVICE void kp_dequant_tiles(const kp_qdequant_args &a, const uint8_t *__rest
         // H200, kp-bench, 4096 x 14336, % of copy: f32 dst with the groups
         // unrolled (their stores then leave in bursts) 46-88 by format, one
         // group at a time 89-94; 16-bit dst unrolled 60-95, one at a time
-        // 1-5 points lower for most formats (up to 2 higher for Q5_*).
+        // 1-5 points lower for most formats (up to 2 higher for Q5_*)
+        // (measured before kp_qcodes8).
         if constexpr (sizeof(T) == 4) {
 #pragma unroll 1
             for (int u = 0; u < U; u++) group(u);
+        } else if (n == per_tile && F != KP_QF_IQ4_NL) {
+            // Every group exists: no branch between them, so the four share
+            // what dequant8 derives from `sub` (H200, f16, % of copy: Q3_K
+            // 79 -> 92, IQ4_XS 83 -> 91, Q6_K 88 -> 93; IQ4_NL took 37
+            // registers and went from 90.5 to 86, so it keeps the other form).
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                float y[8];
+                D::dequant8(kp_dequant_stage + (first + u * (KP_QUANT_BLOCK / groups)) * D::bytes, sub, y);
+                kp_dequant_store_vec(out + 8 * (kp_idx)((int)threadIdx.x + u * KP_QUANT_BLOCK), y);
+            }
         } else {
 #pragma unroll
             for (int u = 0; u < U; u++) group(u);
