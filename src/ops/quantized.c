@@ -217,7 +217,8 @@ static kp_status launch_dequant(kp_stream *stream, const kp_tensor *dst, const k
     void *word = kp_index_status_word(status);
     struct kp_launch_dims dims = kp_launch_1d(stream->device, (groups + 3) / 4, KP_QUANT_BLOCK);
     if (dequant_tiled_ok(src, ids, &a)) {
-        /* a block a tile, every tile at once (as the elementwise kernels) */
+        /* a block a tile, every tile at once as the elementwise kernels do
+         * (the kernel loops over any tiles beyond kp_grid_blocks' cap) */
         const struct qformat_row *f = find_format(src->format);
         const uint64_t tiles = ((uint64_t)a.rows * (uint64_t)a.cols + KP_DEQUANT_TILE - 1) / KP_DEQUANT_TILE;
         a.tiled = 1;
