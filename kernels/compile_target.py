@@ -91,37 +91,17 @@ def ptxas_report(text):
 
 
 # nvcc is run from a directory of its own (nvcc_stage), with every path it is
-# given relative and the same there in every build, and with an environment
-# of TMPDIR (where set) and a PATH of its own (nvcc_path): cicc's PTX for a
-# few kernels (the Q3_K mat-mat ones, later qmoe_mm_q4_k_n16) changed with
-# the lengths of the paths on its command line and with the rest of the
-# environment (LC_ALL=C alone changed the register numbering and the order
-# of some instructions; so did a longer PATH, the command the same), so a
-# build in another directory or shell embedded other PTX and the library
-# differed. The SASS did not.
-NVCC_ENV = ("TMPDIR",)
-
-# What nvcc runs by name: the host compiler, which runs the assembler and
-# linker.
-NVCC_PATH_TOOLS = ("gcc", "g++", "cc", "c++", "as", "ld")
-
-
-def nvcc_path():
-    """The directories of the caller's PATH that hold NVCC_PATH_TOOLS (the
-    first of each, in that order): what nvcc finds there is what it found
-    before, and PATH no longer varies with the rest of the caller's."""
-    dirs = []
-    for tool in NVCC_PATH_TOOLS:
-        found = shutil.which(tool)
-        if found and os.path.dirname(found) not in dirs:
-            dirs.append(os.path.dirname(found))
-    return os.pathsep.join(dirs)
+# given relative and the same there in every build, and with these
+# environment variables alone: cicc's PTX for a few kernels (the Q3_K
+# mat-mat ones) changed with the lengths of the paths on its command line and
+# with the rest of the environment (LC_ALL=C alone changed the register
+# numbering and the order of some instructions), so a build in another
+# directory embedded other PTX and the library differed. The SASS did not.
+NVCC_ENV = ("PATH", "TMPDIR")
 
 
 def nvcc_env():
-    env = {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
-    env["PATH"] = nvcc_path()
-    return env
+    return {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
 
 
 @functools.lru_cache(maxsize=None)
