@@ -23,11 +23,13 @@ compile_target() in-process, so users' kernels get the same commands.
 """
 
 import argparse
-import functools
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -90,13 +92,9 @@ def ptxas_report(text):
     return out
 
 
-# nvcc is run from a directory of its own (nvcc_stage), with every path it is
-# given relative and the same there in every build, and with these
-# environment variables alone: cicc's PTX for a few kernels (the Q3_K
-# mat-mat ones) changed with the lengths of the paths on its command line and
-# with the rest of the environment (LC_ALL=C alone changed the register
-# numbering and the order of some instructions), so a build in another
-# directory embedded other PTX and the library differed. The SASS did not.
+# nvcc sees only these environment variables: nothing else in the caller's
+# environment (NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS, the locale) reaches the
+# library's kernels.
 NVCC_ENV = ("PATH", "TMPDIR")
 
 
@@ -104,24 +102,63 @@ def nvcc_env():
     return {k: os.environ[k] for k in NVCC_ENV if k in os.environ}
 
 
-@functools.lru_cache(maxsize=None)
-def fixed_layout_prefix():
-    """("setarch", machine, "-R"): runs nvcc without address-space layout
-    randomization, or () where setarch is missing or may not do that (some
-    containers refuse it); probed once. cicc's PTX of the Q3_K mat-mat
-    kernels also varied between runs whose paths and environment were the
-    same (two forms of qmatmul_q3_k_n16 between the two builds of the
-    reproducibility check)."""
-    setarch = shutil.which("setarch")
-    if not setarch:
-        return ()
-    cmd = (setarch, os.uname().machine, "-R")
+# nvcc runs in a directory whose path is the same in every build and for
+# every user: cicc names the translation unit after the absolute path of the
+# source it is given (its "module id", in the keep directory's .module_id
+# file) and that name steers some of its code choices. Compiled in a fresh
+# directory of a random name, the PTX of a few quantized mat-mat kernels
+# (qmatmul_q3_k_n16, qmoe_mm_q4_k_n16) took one of two forms, about half of
+# the builds each; the SASS did not vary. One compile of a module for a
+# target runs there at a time (a lock next to it).
+NVCC_WORK_ROOT = "/tmp/kernelpack-nvcc"
+
+
+def own_directory(path):
+    st = os.lstat(path)
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+
+
+@contextlib.contextmanager
+def nvcc_work_dir(module, target, log):
+    """NVCC_WORK_ROOT/<module>.<architecture>, emptied, for the length of
+    the with-block, under an exclusive lock. sm_XY and compute_XY share it,
+    so their PTX stays the same (store_ptx_entry). Where that cannot be had
+    (the root not writable, the directory another user's), a private
+    temporary directory: the build works and its PTX may differ from another
+    build's."""
+    name = "%s.%s" % (module, target.split("_", 1)[1])
+    lock = None
     try:
-        probe = subprocess.run(cmd + ("true",), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ok = probe.returncode == 0
-    except OSError:
-        ok = False
-    return cmd if ok else ()
+        if not re.fullmatch(r"[\w.+-]+", name):
+            raise OSError("a name unfit for a directory")
+        try:
+            os.mkdir(NVCC_WORK_ROOT)
+            os.chmod(NVCC_WORK_ROOT, 0o1777)  # shared like /tmp: users keep their own entries
+        except FileExistsError:
+            pass
+        if not stat.S_ISDIR(os.lstat(NVCC_WORK_ROOT).st_mode):
+            raise OSError("%s is not a directory" % NVCC_WORK_ROOT)
+        lock = os.open(os.path.join(NVCC_WORK_ROOT, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o666)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = os.path.join(NVCC_WORK_ROOT, name)
+        if os.path.lexists(path):
+            if not own_directory(path):
+                raise OSError("%s belongs to another user" % path)
+            shutil.rmtree(path)
+        os.mkdir(path, 0o700)
+    except OSError as e:
+        if lock is not None:
+            os.close(lock)
+        log("note: %s: compiling in a private directory (%s); its PTX may differ from other builds'\n"
+            % (name, e))
+        with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
+            yield tmp
+        return
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(lock)
 
 
 def nvcc_stage(args, tmp):
@@ -166,7 +203,7 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     stage = nvcc_stage(args, tmp)
     flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
-    cmd = list(fixed_layout_prefix()) + [args.compiler] + cmd + flags + [os.path.basename(args.source)]
+    cmd = [args.compiler] + cmd + flags + [os.path.basename(args.source)]
     text = run(args, cmd, env=nvcc_env(), cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
     kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text
@@ -291,7 +328,10 @@ def compile_target(compiler, target, module, source, output, info_output, depfil
                               output=output, info_output=info_output, depfile=depfile,
                               include=list(includes), define=list(defines),
                               ptx_output=ptx_output, from_ptx=from_ptx, assembled_from=None, log=log)
-    with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
+    front_end = target.startswith(("sm_", "compute_")) and not from_ptx
+    work_dir = (nvcc_work_dir(module, target, log) if front_end
+                else tempfile.TemporaryDirectory(prefix="kp-build-"))
+    with work_dir as tmp:
         try:
             if from_ptx:
                 if not target.startswith("sm_") or ptx_output:
