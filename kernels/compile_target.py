@@ -127,7 +127,7 @@ def nvcc_work_dir(module, target, log):
     temporary directory: the build works and its PTX may differ from another
     build's."""
     name = "%s.%s" % (module, target.split("_", 1)[1])
-    lock = None
+    lock = path = None
     try:
         if not re.fullmatch(r"[\w.+-]+", name):
             raise OSError("a name unfit for a directory")
@@ -151,6 +151,8 @@ def nvcc_work_dir(module, target, log):
             os.close(lock)
         log("note: %s: compiling in a private directory (%s); its PTX may differ from other builds'\n"
             % (name, e))
+        path = None
+    if path is None:
         with tempfile.TemporaryDirectory(prefix="kp-build-") as tmp:
             yield tmp
         return
