@@ -138,7 +138,8 @@ def nvcc_work_dir(module, target, log):
             pass
         if not stat.S_ISDIR(os.lstat(NVCC_WORK_ROOT).st_mode):
             raise OSError("%s is not a directory" % NVCC_WORK_ROOT)
-        lock = os.open(os.path.join(NVCC_WORK_ROOT, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o666)
+        # read-only: another user's lock file (0644) locks as well
+        lock = os.open(os.path.join(NVCC_WORK_ROOT, name + ".lock"), os.O_RDONLY | os.O_CREAT, 0o644)
         fcntl.flock(lock, fcntl.LOCK_EX)
         path = os.path.join(NVCC_WORK_ROOT, name)
         if os.path.lexists(path):
