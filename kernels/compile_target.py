@@ -25,6 +25,7 @@ compile_target() in-process, so users' kernels get the same commands.
 import argparse
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import re
@@ -111,6 +112,26 @@ def nvcc_env():
 # the builds each; the SASS did not vary. One compile of a module for a
 # target runs there at a time (a lock next to it).
 NVCC_WORK_ROOT = "/tmp/kernelpack-nvcc"
+
+
+@functools.lru_cache(maxsize=None)
+def fixed_layout_prefix():
+    """("setarch", machine, "-R"): runs nvcc without address-space layout
+    randomization, or () where setarch is missing or may not do that (some
+    containers refuse it); probed once. With the module id fixed
+    (NVCC_WORK_ROOT), qmoe_mm_q4_k_n16's PTX still came out in its other
+    form in one of about ten compiles with randomization on, none of about
+    twenty-five with it off."""
+    setarch = shutil.which("setarch")
+    if not setarch:
+        return ()
+    cmd = (setarch, os.uname().machine, "-R")
+    try:
+        probe = subprocess.run(cmd + ("true",), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ok = probe.returncode == 0
+    except OSError:
+        ok = False
+    return cmd if ok else ()
 
 
 def own_directory(path):
@@ -206,7 +227,7 @@ def run_nvcc(args, tmp, cmd, quiet=lambda line: False):
     stage = nvcc_stage(args, tmp)
     flags = ["-std=c++17", "-O3", "-Xcompiler", "-Wall,-Wextra", "-Werror", "all-warnings", "-Isrcdir"]
     flags += ["-Iinc%d" % i for i in range(len(args.include))] + ["-D" + d for d in args.define]
-    cmd = [args.compiler] + cmd + flags + [os.path.basename(args.source)]
+    cmd = list(fixed_layout_prefix()) + [args.compiler] + cmd + flags + [os.path.basename(args.source)]
     text = run(args, cmd, env=nvcc_env(), cwd=stage, quiet=quiet, rewrite=unstaged_paths(args))
     kernel_cache.write_inputs_depfile(args.depfile, args.output, args.source, args.include)
     return text
