@@ -119,9 +119,11 @@ def fixed_layout_prefix():
     """("setarch", machine, "-R"): runs nvcc without address-space layout
     randomization, or () where setarch is missing or may not do that (some
     containers refuse it); probed once. With the module id fixed
-    (NVCC_WORK_ROOT), qmoe_mm_q4_k_n16's PTX still came out in its other
-    form in one of about ten compiles with randomization on, none of about
-    twenty-five with it off."""
+    (NVCC_WORK_ROOT), qmoe_mm_q4_k_n16's PTX (with the tiled dequantize in
+    its translation unit) still came out in its other form in one of about
+    ten compiles with randomization on, none of about twenty-five by hand
+    with it off; but a CI build with it off did too, so something else
+    varies as well (not found)."""
     setarch = shutil.which("setarch")
     if not setarch:
         return ()
