@@ -40,6 +40,23 @@ typedef unsigned long long kp_status_word;
 // The group index is split into row and column in the narrowest type that
 // holds it (a 64-bit division per group costs more than the memory traffic).
 
+// A wave's f32 stores of its lanes' groups (see kp_dequant_store_wave): in
+// pass `pass`, this lane writes half lane % 2 of the group that lane
+// kp_dequant_wave_from(pass) holds (its eight values y there).
+KP_DEVICE int kp_dequant_wave_from(int pass) {
+    return pass * (KP_WAVE_SIZE / 2) + (int)(threadIdx.x % KP_WAVE_SIZE) / 2;
+}
+KP_DEVICE float4 kp_dequant_wave_half(const float *y, int pass) {
+    const int from = kp_dequant_wave_from(pass), odd = (int)threadIdx.x & 1;
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const float lo = kp_shfl(y[k], from), hi = kp_shfl(y[4 + k], from);
+        v[k] = odd ? hi : lo;
+    }
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
 // f32 dst with dense rows, where a wave's lanes hold the consecutive groups
 // i - lane .. (lane = the lane's index; all of them below total): stores
 // them in two passes of 16 bytes a lane, each pass W / 2 whole groups that
@@ -64,18 +81,25 @@ KP_DEVICE bool kp_dequant_store_wave(const kp_qdequant_args &a, T *dst, I i, I t
         return false;
 #pragma unroll
     for (int pass = 0; pass < 2; pass++) {
-        const int from = pass * (KP_WAVE_SIZE / 2) + lane / 2;
-        float v[4];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const float lo = kp_shfl(y[k], from), hi = kp_shfl(y[4 + k], from);
-            v[k] = lane & 1 ? hi : lo;
-        }
+        const int from = kp_dequant_wave_from(pass);
+        const float4 v = kp_dequant_wave_half(y, pass);
         const I row = kp_shfl(r, from), col = kp_shfl(c, from) + (I)(4 * (lane & 1));
         T *o = dst + (kp_idx)row * (kp_idx)a.dst_row_stride + (kp_idx)col;
-        *reinterpret_cast<float4 *>(o) = make_float4(v[0], v[1], v[2], v[3]);
+        *reinterpret_cast<float4 *>(o) = v;
     }
     return true;
+}
+
+// A group's eight values to o (16-byte aligned) in 16-byte stores.
+template <typename T> KP_DEVICE void kp_dequant_store_vec(T *o, const float *y) {
+    constexpr int N = 16 / (int)sizeof(T);
+#pragma unroll
+    for (int h = 0; h < 8 / N; h++) {
+        kp_vec<T, N> v;
+#pragma unroll
+        for (int k = 0; k < N; k += 2) kp_store2<T>(y[h * N + k], y[h * N + k + 1], v.v + k);
+        reinterpret_cast<kp_vec<T, N> *>(o)[h] = v;
+    }
 }
 
 template <int F, typename T, typename I>
@@ -119,14 +143,7 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
                 continue;
             T *o = dst + (kp_idx)r * (kp_idx)a.dst_row_stride + (kp_idx)c * (kp_idx)a.dst_col_stride;
             if (a.dst_vector) {
-                constexpr int N = 16 / (int)sizeof(T);
-#pragma unroll
-                for (int h = 0; h < 8 / N; h++) {
-                    kp_vec<T, N> v;
-#pragma unroll
-                    for (int k = 0; k < N; k += 2) kp_store2<T>(y[h * N + k], y[h * N + k + 1], v.v + k);
-                    reinterpret_cast<kp_vec<T, N> *>(o)[h] = v;
-                }
+                kp_dequant_store_vec(o, y);
             } else {
 #pragma unroll
                 for (int k = 0; k < 8; k++) o[k * (kp_idx)a.dst_col_stride] = kp_store<T>(y[k]);
@@ -135,9 +152,105 @@ KP_DEVICE void kp_dequant_groups(const kp_qdequant_args &a, const uint8_t *__res
     }
 }
 
+// A whole matrix with dense rows on both sides (kp_qdequant_args::tiled):
+// a block takes KP_DEQUANT_TILE consecutive elements, copies their
+// quantized bytes into shared memory in 16-byte pieces (a tile's last bytes
+// in 2-byte ones), then decodes four groups a thread from there, lanes on
+// consecutive groups. Decoding straight from global memory (kp_dequant_groups)
+// reads each group's few bytes with several narrow loads, each waited on in
+// turn; here a tile's loads are all in flight at once and coalesced.
+template <int F, typename T>
+KP_DEVICE void kp_dequant_tiles(const kp_qdequant_args &a, const uint8_t *__restrict__ src,
+                                T *__restrict__ dst) {
+    typedef kp_qdecode<F> D;
+    constexpr int per_tile = KP_DEQUANT_TILE / D::elems;  // quantized blocks
+    constexpr int tile_bytes = KP_DEQUANT_TILE_BYTES(D::elems, D::bytes);
+    constexpr int groups = D::elems / 8, U = KP_DEQUANT_TILE / 8 / KP_QUANT_BLOCK;
+    static_assert(tile_bytes % 16 == 0 && D::bytes % 2 == 0, "a tile is whole 16-byte pieces");
+    extern __shared__ __align__(16) uint8_t kp_dequant_stage[];
+    const kp_idx nblocks = (kp_idx)a.rows * ((kp_idx)a.cols / D::elems);
+    const int lane = (int)(threadIdx.x % KP_WAVE_SIZE);
+    // A thread's groups are the same group `sub` of blocks first, first +
+    // KP_QUANT_BLOCK / groups, ...: what dequant8 derives from the group
+    // (shifts, scale indices, offsets in the block) is the same at every step
+    // (and unsigned, so the compiler's divisions are shifts).
+    static_assert(KP_QUANT_BLOCK % groups == 0, "a thread keeps its group of a block");
+    const int sub = (int)(threadIdx.x % (unsigned)groups), first = (int)(threadIdx.x / (unsigned)groups);
+    for (kp_idx k0 = (kp_idx)blockIdx.x * per_tile; k0 < nblocks; k0 += (kp_idx)gridDim.x * per_tile) {
+        const int n = nblocks - k0 < per_tile ? (int)(nblocks - k0) : per_tile;
+        const int n_bytes = n * D::bytes, whole = n_bytes / 16 * 16;
+        const uint8_t *from = src + k0 * D::bytes;
+#pragma unroll
+        for (int u = 0; u < (tile_bytes / 16 + KP_QUANT_BLOCK - 1) / KP_QUANT_BLOCK; u++) {
+            const int p = 16 * ((int)threadIdx.x + u * KP_QUANT_BLOCK);
+            if (p < whole) kp_async_copy16(kp_dequant_stage + p, from + p);
+        }
+        kp_async_commit();
+        if (2 * (int)threadIdx.x < n_bytes - whole) {  // under 16 bytes, in 2-byte pieces
+            const int p = whole + 2 * (int)threadIdx.x;
+            *(uint16_t *)(kp_dequant_stage + p) = *(const uint16_t *)(from + p);
+        }
+        kp_async_wait<0>();
+        __syncthreads();
+        T *out = dst + k0 * D::elems;
+        const int live = n * groups;  // groups of this tile
+        auto group = [&](int u) {
+            const int g = (int)threadIdx.x + u * KP_QUANT_BLOCK;
+            // f32: a wave whose groups all exist stores them in whole
+            // 16-byte runs across its lanes (every lane takes part).
+            const bool wave = sizeof(T) == 4 && g - lane + KP_WAVE_SIZE <= live;
+            if (!wave && g >= live)
+                return;
+            float y[8];
+            D::dequant8(kp_dequant_stage + (first + u * (KP_QUANT_BLOCK / groups)) * D::bytes, sub, y);
+            if constexpr (sizeof(T) == 4) {
+                if (wave) {
+                    // the wave's groups are contiguous: no rows and columns
+                    // to fetch as kp_dequant_store_wave does (H200: 10 points
+                    // of copy faster)
+#pragma unroll
+                    for (int pass = 0; pass < 2; pass++)
+                        *reinterpret_cast<float4 *>(out + 8 * (kp_idx)(g - lane + kp_dequant_wave_from(pass)) +
+                                                    4 * (lane & 1)) = kp_dequant_wave_half(y, pass);
+                    return;
+                }
+            }
+            kp_dequant_store_vec(out + 8 * (kp_idx)g, y);
+        };
+        // H200, kp-bench, 4096 x 14336, % of copy: f32 dst with the groups
+        // unrolled (their stores then leave in bursts) 46-88 by format, one
+        // group at a time 89-94; 16-bit dst unrolled 60-95, one at a time
+        // 1-5 points lower for most formats (up to 2 higher for Q5_*)
+        // (measured before kp_qcodes8).
+        if constexpr (sizeof(T) == 4) {
+#pragma unroll 1
+            for (int u = 0; u < U; u++) group(u);
+        } else if (n == per_tile && F != KP_QF_IQ4_NL) {
+            // Every group exists: no branch between them, so the four share
+            // what dequant8 derives from `sub` (H200, f16, % of copy: Q3_K
+            // 79 -> 92, IQ4_XS 83 -> 91, Q6_K 88 -> 93; IQ4_NL took 37
+            // registers and went from 90.5 to 86, so it keeps the other form).
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                float y[8];
+                D::dequant8(kp_dequant_stage + (first + u * (KP_QUANT_BLOCK / groups)) * D::bytes, sub, y);
+                kp_dequant_store_vec(out + 8 * (kp_idx)((int)threadIdx.x + u * KP_QUANT_BLOCK), y);
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < U; u++) group(u);
+        }
+        __syncthreads();  // the tile is decoded before the next one's copies land
+    }
+}
+
 template <int F, typename T>
 KP_DEVICE void kp_dequant_rows(const kp_qdequant_args &a, const uint8_t *src, T *dst,
                                const void *ids, kp_status_word *status) {
+    if (a.tiled) {
+        kp_dequant_tiles<F, T>(a, src, dst);
+        return;
+    }
     const kp_idx groups = (kp_idx)a.cols / 8, total = (kp_idx)a.rows * groups;
     // 32-bit indices while every index a thread forms (up to total + 4 grid strides) fits
     if (total + 4 * kp_thread_count() <= 0xffffffffull)

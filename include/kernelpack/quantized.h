@@ -104,7 +104,11 @@ KP_API kp_status kp_qmatrix_packed(kp_qmatrix *m, kp_buffer *buffer, size_t offs
 
 /* dst (rows x cols: f32, f16 or bf16, any layout) = the dequantized src.
  * f32 results are ggml's bit for bit; f16 and bf16 are those rounded to
- * nearest even. dst must not overlap src. */
+ * nearest even. dst must not overlap src. Fastest for a whole matrix whose
+ * rows are packed back to back (kp_qmatrix_packed) from a 16-byte boundary
+ * of the buffer, into a contiguous dst that starts at a 16-byte boundary:
+ * it then streams through in tiles; other layouts are decoded eight
+ * elements at a time where they lie. */
 KP_API kp_status kp_dequantize(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *src);
 
 /* dst = src (rows x cols: f32, f16 or bf16, any layout) quantized to Q8_0,

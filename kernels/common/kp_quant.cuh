@@ -69,8 +69,7 @@ template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w)
 // dequantize by the rate memory instructions issue). p is aligned to A (2
 // or more); at 2, a run that is not 4-byte aligned takes 2 + 4 + 2 bytes.
 struct kp_qrun8 {
-    uint32_t w[2];
-    KP_DEVICE int operator[](int i) const { return (int)((w[i >> 2] >> (8 * (i & 3))) & 0xffu); }
+    uint32_t w[2];  // bytes 0-3, 4-7
 };
 template <int A> KP_DEVICE kp_qrun8 kp_qld8(const uint8_t *p) {
     kp_qrun8 r;
@@ -83,6 +82,25 @@ template <int A> KP_DEVICE kp_qrun8 kp_qld8(const uint8_t *p) {
         r.w[1] = mid >> 16 | (uint32_t)*(const uint16_t *)(p + 6) << 16;
     }
     return r;
+}
+
+// The eight codes of a group (element i in byte i % 4 of c[i / 4], as
+// unsigned bytes) minus BIAS, as exact floats: each byte permuted into the
+// mantissa of 2^23, then 2^23 + BIAS subtracted. Extracting, biasing and
+// converting each byte took four or five integer-pipe instructions an
+// element, which bound the 16-bit dequantize (ncu, Q6_K to f16: integer
+// pipe 85 % busy, DRAM 39 %); this takes a permute and an add.
+template <int BIAS> KP_DEVICE void kp_qcodes8(const uint32_t c[2], float *v) {
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        v[i] = __uint_as_float(__byte_perm(c[i / 4], 0x4b000000u, 0x7440u | (unsigned)(i % 4))) -
+               (8388608.0f + (float)BIAS);
+}
+
+// Bits shift..shift + 3 of each byte of a run, the codes of the 4-bit formats.
+KP_DEVICE void kp_qnibble_codes(const kp_qrun8 &q, int shift, uint32_t c[2]) {
+#pragma unroll
+    for (int k = 0; k < 2; k++) c[k] = (q.w[k] >> shift) & 0x0f0f0f0fu;
 }
 
 // A product's result to dst[at], dst of kp_qmv_args::dst_dtype.
@@ -108,13 +126,6 @@ KP_DEVICE uint32_t kp_qspread4(uint32_t x) {
 #define KP_IQ4_T1 0xf6eaddcfu
 #define KP_IQ4_T2 0x26190d01u
 #define KP_IQ4_T3 0x71594535u
-
-// Table entry n (0..15).
-KP_DEVICE int kp_qiq4_value(int n) {
-    const uint64_t t = n < 8 ? ((uint64_t)KP_IQ4_T1 << 32 | KP_IQ4_T0)
-                             : ((uint64_t)KP_IQ4_T3 << 32 | KP_IQ4_T2);
-    return (int)(int8_t)(uint8_t)(t >> (8 * (n & 7)));
-}
 
 // The table entries of the eight nibbles of v (bytes b0..b3): *lo gets those
 // of the low nibbles of b0..b3, *hi those of the high nibbles, as signed
@@ -193,11 +204,12 @@ template <> struct kp_qdecode<KP_QF_Q4_0> {
     static constexpr int bias = 8;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
-        const kp_qrun8 qs = kp_qld8<align>(b + 2 + 8 * (g & 1));
-        const int shift = g < 2 ? 0 : 4;
+        uint32_t c[2];
+        kp_qnibble_codes(kp_qld8<align>(b + 2 + 8 * (g & 1)), g < 2 ? 0 : 4, c);
+        float v[8];
+        kp_qcodes8<8>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            y[i] = kp_qmul((float)(((qs[i] >> shift) & 0xf) - 8), d);
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul(v[i], d);
     }
     KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
@@ -219,11 +231,12 @@ template <> struct kp_qdecode<KP_QF_Q4_1> {
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
-        const kp_qrun8 qs = kp_qld8<align>(b + 4 + 8 * (g & 1));
-        const int shift = g < 2 ? 0 : 4;
+        uint32_t c[2];
+        kp_qnibble_codes(kp_qld8<align>(b + 4 + 8 * (g & 1)), g < 2 ? 0 : 4, c);
+        float v[8];
+        kp_qcodes8<0>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            y[i] = kp_qadd(kp_qmul((float)((qs[i] >> shift) & 0xf), d), m);
+        for (int i = 0; i < 8; i++) y[i] = kp_qadd(kp_qmul(v[i], d), m);
     }
     KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
@@ -254,13 +267,12 @@ template <int A> KP_DEVICE void kp_q5_quad(const uint8_t *qh_p, const uint8_t *q
     lo |= (int)kp_qspread4(qh >> (4 * t));
     hi |= (int)kp_qspread4(qh >> (16 + 4 * t));
 }
-template <int A> KP_DEVICE void kp_q5_dequant8(const uint8_t *qh_p, const uint8_t *qs_p, int g, int *q) {
+// Group g's codes (kp_qcodes8) of Q5_0/Q5_1.
+template <int A> KP_DEVICE void kp_q5_codes(const uint8_t *qh_p, const uint8_t *qs_p, int g, uint32_t c[2]) {
     const uint32_t qh = kp_qld32<A>(qh_p);
-    const kp_qrun8 qs = kp_qld8<A>(qs_p + 8 * (g & 1));
-    const int shift = g < 2 ? 0 : 4;
+    kp_qnibble_codes(kp_qld8<A>(qs_p + 8 * (g & 1)), g < 2 ? 0 : 4, c);
 #pragma unroll
-    for (int i = 0; i < 8; i++)
-        q[i] = ((qs[i] >> shift) & 0xf) | (int)(((qh >> (8 * g + i)) & 1u) << 4);
+    for (int k = 0; k < 2; k++) c[k] |= kp_qspread4(qh >> (8 * g + 4 * k));
 }
 
 template <> struct kp_qdecode<KP_QF_Q5_0> {
@@ -270,10 +282,12 @@ template <> struct kp_qdecode<KP_QF_Q5_0> {
     static constexpr int bias = 16;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
-        int q[8];
-        kp_q5_dequant8<align>(b + 2, b + 6, g, q);
+        uint32_t c[2];
+        kp_q5_codes<align>(b + 2, b + 6, g, c);
+        float v[8];
+        kp_qcodes8<16>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(q[i] - 16), d);
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul(v[i], d);
     }
     KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
@@ -295,10 +309,12 @@ template <> struct kp_qdecode<KP_QF_Q5_1> {
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b), m = kp_qhalf(b + 2);
-        int q[8];
-        kp_q5_dequant8<align>(b + 4, b + 8, g, q);
+        uint32_t c[2];
+        kp_q5_codes<align>(b + 4, b + 8, g, c);
+        float v[8];
+        kp_qcodes8<0>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++) y[i] = kp_qadd(kp_qmul((float)q[i], d), m);
+        for (int i = 0; i < 8; i++) y[i] = kp_qadd(kp_qmul(v[i], d), m);
     }
     KP_DEVICE static void scales(const uint8_t *b, int, kp_qitem &it) {
         it.scale_lo = it.scale_hi = kp_qhalf(b);
@@ -325,8 +341,11 @@ template <int A> KP_DEVICE void kp_q8_quad(const uint8_t *qs, int t, int &lo, in
 }
 template <int A> KP_DEVICE void kp_q8_dequant8(const uint8_t *p, float d, float *y) {
     const kp_qrun8 qs = kp_qld8<A>(p);
+    const uint32_t c[2] = {qs.w[0] ^ 0x80808080u, qs.w[1] ^ 0x80808080u};  // int8 + 128
+    float v[8];
+    kp_qcodes8<128>(c, v);
 #pragma unroll
-    for (int i = 0; i < 8; i++) y[i] = kp_qmul((float)(int8_t)qs[i], d);
+    for (int i = 0; i < 8; i++) y[i] = kp_qmul(v[i], d);
 }
 
 // Q8_0 and Q8_1: an f16 scale, then 32 int8 quants at QS (Q8_1 keeps its
@@ -375,6 +394,17 @@ template <> struct kp_qdecode<KP_QF_Q8_K> {
     }
 };
 
+// The IQ4 codes (table entries + 128, kp_qcodes8) of the nibbles at bit
+// `shift` (0 or 4) of each byte of a run.
+KP_DEVICE void kp_qiq4_codes(const kp_qrun8 &q, int shift, uint32_t c[2]) {
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        int lo, hi;
+        kp_qiq4_lookup(q.w[k], &lo, &hi);
+        c[k] = (uint32_t)(shift ? hi : lo) ^ 0x80808080u;
+    }
+}
+
 template <> struct kp_qdecode<KP_QF_IQ4_NL> {
     static constexpr int elems = 32, bytes = (int)sizeof(kp_block_iq4_nl);
     static constexpr int align = KP_QBLOCK_ALIGN(bytes), items = elems / 32;
@@ -382,11 +412,12 @@ template <> struct kp_qdecode<KP_QF_IQ4_NL> {
     static constexpr int bias = 0;
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const float d = kp_qhalf(b);
-        const kp_qrun8 qs = kp_qld8<align>(b + 2 + 8 * (g & 1));
-        const int shift = g < 2 ? 0 : 4;
+        uint32_t c[2];
+        kp_qiq4_codes(kp_qld8<align>(b + 2 + 8 * (g & 1)), g < 2 ? 0 : 4, c);
+        float v[8];
+        kp_qcodes8<128>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            y[i] = kp_qmul(d, (float)kp_qiq4_value((qs[i] >> shift) & 0xf));
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul(d, v[i]);
     }
     KP_DEVICE static void item(const uint8_t *b, int, kp_qitem &it) {
         uint32_t w[4];
@@ -417,11 +448,12 @@ template <> struct kp_qdecode<KP_QF_IQ4_XS> {
     KP_DEVICE static void dequant8(const uint8_t *b, int g, float *y) {
         const int s = g / 4, e = 8 * (g % 4);  // sub-block, element in it
         const float dl = scale(b, s);
-        const kp_qrun8 qs = kp_qld8<align>(b + 8 + 16 * s + (e & 15));
-        const int shift = e < 16 ? 0 : 4;
+        uint32_t c[2];
+        kp_qiq4_codes(kp_qld8<align>(b + 8 + 16 * s + (e & 15)), e < 16 ? 0 : 4, c);
+        float v[8];
+        kp_qcodes8<128>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            y[i] = kp_qmul(dl, (float)kp_qiq4_value((qs[i] >> shift) & 0xf));
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul(dl, v[i]);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
 #pragma unroll
@@ -451,9 +483,11 @@ template <> struct kp_qdecode<KP_QF_Q2_K> {
         const int sc = b[e / 16];
         const float dl = kp_qmul(d, (float)(sc & 0xf)), ml = kp_qmul(dmin, (float)(sc >> 4));
         const kp_qrun8 q = kp_qld8<align>(b + 16 + 32 * n + l);
+        const uint32_t c[2] = {(q.w[0] >> (2 * j)) & 0x03030303u, (q.w[1] >> (2 * j)) & 0x03030303u};
+        float v[8];
+        kp_qcodes8<0>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            y[i] = kp_qsub(kp_qmul(dl, (float)((q[i] >> (2 * j)) & 3)), ml);
+        for (int i = 0; i < 8; i++) y[i] = kp_qsub(kp_qmul(dl, v[i]), ml);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
 #pragma unroll
@@ -488,12 +522,13 @@ template <> struct kp_qdecode<KP_QF_Q3_K> {
         const float d = kp_qhalf(b + 108);
         const float dl = kp_qmul(d, (float)kp_q3_k_scale(e / 16, b + 96));
         const kp_qrun8 q = kp_qld8<align>(b + 32 + 32 * n + l), hm = kp_qld8<align>(b + l);
-        const int hbit = 4 * n + j;
+        uint32_t c[2];
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int v = ((q[i] >> (2 * j)) & 3) - (((hm[i] >> hbit) & 1) ? 0 : 4);
-            y[i] = kp_qmul(dl, (float)v);
-        }
+        for (int k = 0; k < 2; k++) c[k] = (uint32_t)bits(q.w[k], hm.w[k], n, j);
+        float v[8];
+        kp_qcodes8<4>(c, v);  // q - (h ? 0 : 4) = (q | h << 2) - 4
+#pragma unroll
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul(dl, v[i]);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
         const int n = s / 4, j = s % 4;
@@ -543,11 +578,12 @@ template <> struct kp_qdecode<KP_QF_Q4_K> {
         const int e = 8 * g, s = e / 32, l = e % 32;
         float d1, m1;
         kp_qk4_scales(b, s, &d1, &m1);
-        const kp_qrun8 q = kp_qld8<align>(b + 16 + 32 * (s / 2) + l);
-        const int shift = 4 * (s & 1);
+        uint32_t c[2];
+        kp_qnibble_codes(kp_qld8<align>(b + 16 + 32 * (s / 2) + l), 4 * (s & 1), c);
+        float v[8];
+        kp_qcodes8<0>(c, v);
 #pragma unroll
-        for (int i = 0; i < 8; i++)
-            y[i] = kp_qsub(kp_qmul(d1, (float)((q[i] >> shift) & 0xf)), m1);
+        for (int i = 0; i < 8; i++) y[i] = kp_qsub(kp_qmul(d1, v[i]), m1);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
 #pragma unroll
@@ -579,13 +615,15 @@ template <> struct kp_qdecode<KP_QF_Q5_K> {
         const int e = 8 * g, s = e / 32, l = e % 32;
         float d1, m1;
         kp_qk4_scales(b, s, &d1, &m1);
-        const kp_qrun8 q = kp_qld8<align>(b + 48 + 32 * (s / 2) + l), qh = kp_qld8<align>(b + 16 + l);
-        const int shift = 4 * (s & 1);
+        const kp_qrun8 qh = kp_qld8<align>(b + 16 + l);
+        uint32_t c[2];
+        kp_qnibble_codes(kp_qld8<align>(b + 48 + 32 * (s / 2) + l), 4 * (s & 1), c);
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int v = ((q[i] >> shift) & 0xf) + (((qh[i] >> s) & 1) ? 16 : 0);
-            y[i] = kp_qsub(kp_qmul(d1, (float)v), m1);
-        }
+        for (int k = 0; k < 2; k++) c[k] |= ((qh.w[k] >> s) & 0x01010101u) << 4;
+        float v[8];
+        kp_qcodes8<0>(c, v);
+#pragma unroll
+        for (int i = 0; i < 8; i++) y[i] = kp_qsub(kp_qmul(d1, v[i]), m1);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
 #pragma unroll
@@ -623,12 +661,13 @@ template <> struct kp_qdecode<KP_QF_Q6_K> {
         const float dsc = kp_qmul(d, (float)(int8_t)b[192 + e / 16]);
         const kp_qrun8 ql = kp_qld8<align>(b + 64 * n + 32 * (j & 1) + l),
                        qh = kp_qld8<align>(b + 128 + 32 * n + l);
-        const int shift = j < 2 ? 0 : 4;
+        uint32_t c[2];
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int v = (((ql[i] >> shift) & 0xf) | (((qh[i] >> (2 * j)) & 3) << 4)) - 32;
-            y[i] = kp_qmul(dsc, (float)v);
-        }
+        for (int k = 0; k < 2; k++) c[k] = (uint32_t)bits(ql.w[k], qh.w[k], j);
+        float v[8];
+        kp_qcodes8<32>(c, v);
+#pragma unroll
+        for (int i = 0; i < 8; i++) y[i] = kp_qmul(dsc, v[i]);
     }
     KP_DEVICE static void item(const uint8_t *b, int s, kp_qitem &it) {
         const int n = s / 4, j = s % 4;

@@ -87,7 +87,16 @@ struct kp_qdequant_args {
     int64_t ids_stride;
     int32_t ids_kind;
     int32_t dst_vector;        /* 1: dst rows dense and every 8-element group 16-byte aligned */
+    int32_t tiled;             /* 1: kp_dequant_tiles (no ids; src and dst dense, 16-byte aligned) */
+    int32_t reserved;
 };
+
+/* kp_dequant_tiles: a block dequantizes KP_DEQUANT_TILE consecutive
+ * elements at a time (a whole number of blocks of every format, a multiple
+ * of 16 bytes of each), their quantized bytes first copied into dynamic
+ * shared memory of KP_DEQUANT_TILE_BYTES(elems, bytes). */
+#define KP_DEQUANT_TILE (KP_QUANT_BLOCK * 32)
+#define KP_DEQUANT_TILE_BYTES(elems, bytes) (KP_DEQUANT_TILE / (elems) * (bytes))
 
 /* quantize: src (rows x cols, element strides) into dst rows of blocks. */
 struct kp_quantize_args {

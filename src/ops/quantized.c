@@ -180,6 +180,18 @@ static bool dst_vector_ok(const kp_tensor *dst)
     return l->shape[0] <= 1 || ((uint64_t)l->strides[0] * esize) % 16 == 0;
 }
 
+/* True when dequantize can take whole tiles (kp_dequant_tiles): no ids,
+ * src's rows back to back from a 16-byte boundary, dst dense with 16-byte
+ * vectors. */
+static bool dequant_tiled_ok(const kp_qmatrix *src, const kp_tensor *ids, const struct kp_qdequant_args *a)
+{
+    const struct qformat_row *f = find_format(src->format);
+    const uint64_t row_bytes = (uint64_t)src->cols / f->elems * f->bytes;
+    const uintptr_t at = (uintptr_t)src->buffer->ptr + (uintptr_t)src->offset;
+    return !ids && a->dst_vector && at % 16 == 0 &&
+           (a->rows <= 1 || (a->dst_row_stride == a->cols && src->row_stride == row_bytes));
+}
+
 static kp_status launch_dequant(kp_stream *stream, const kp_tensor *dst, const kp_qmatrix *src,
                                 const kp_tensor *ids, kp_index_status *status)
 {
@@ -204,6 +216,15 @@ static kp_status launch_dequant(kp_stream *stream, const kp_tensor *dst, const k
     const void *idp = ids ? kp_tensor_base(ids) : NULL;
     void *word = kp_index_status_word(status);
     struct kp_launch_dims dims = kp_launch_1d(stream->device, (groups + 3) / 4, KP_QUANT_BLOCK);
+    if (dequant_tiled_ok(src, ids, &a)) {
+        /* a block a tile, every tile at once as the elementwise kernels do
+         * (the kernel loops over any tiles beyond kp_grid_blocks' cap) */
+        const struct qformat_row *f = find_format(src->format);
+        const uint64_t tiles = ((uint64_t)a.rows * (uint64_t)a.cols + KP_DEQUANT_TILE - 1) / KP_DEQUANT_TILE;
+        a.tiled = 1;
+        dims.grid[0] = kp_grid_blocks(tiles, KP_QUANT_BLOCK);
+        dims.shared_bytes = KP_DEQUANT_TILE_BYTES(f->elems, f->bytes);
+    }
     void *args[] = {&a, &x, &y, &idp, &word};
     return kp_launch_family_qf(stream, dequant_family(dst->dtype), (int)src->format, &dims, args);
 }

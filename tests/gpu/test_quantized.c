@@ -87,11 +87,18 @@ struct deq_case {
     int transposed;         /* dst stored column-major */
     int64_t dst_offset;
 };
+/* Dense rows on both sides from 16-byte boundaries (the first, third and
+ * last) take kp_dequant_tiles, whose tiles are 8192 elements: 37 x 65
+ * blocks end in a partial tile; the others the per-group kernel, with
+ * 16-byte stores into dense dst rows for the fourth and sixth (src 4 bytes
+ * off a 16-byte boundary; src rows padded). */
 static const struct deq_case deq_cases[] = {
     {1, 1, 0, 0, 0, 0},
     {7, 1, 2 * 4, 4 * 4, 1, 3},
     {37, 65, 0, 0, 0, 0},
+    {37, 65, 4, 0, 0, 0},
     {7, 65, 4 * 4, 12, 1, 1},
+    {33, 9, 0, 16, 0, 8},
     {4097, 1, 0, 0, 0, 8},
 };
 #define N_DEQ (sizeof(deq_cases) / sizeof(deq_cases[0]))

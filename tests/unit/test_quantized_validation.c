@@ -1,6 +1,7 @@
 /* The quantized products with the fake backend: which kernels
  * kp_quantized_matmul and kp_quantized_moe launch, on what grid, and that
- * every bad argument is refused with a message before anything launches. */
+ * every bad argument is refused with a message before anything launches;
+ * and which layouts kp_dequantize streams in tiles. */
 #include <stdatomic.h>
 
 #include "unit_util.h"
@@ -227,6 +228,55 @@ START_TEST(test_matmul_shared_memory)
 }
 END_TEST
 
+/* kp_dequantize of a 64 x 512 matrix of format f at byte `off` past a
+ * 16-byte boundary of the buffer, rows `pad` bytes apart beyond their own,
+ * into f16 dst (contiguous or transposed): the tiled kernel takes a block a
+ * tile of KP_DEQUANT_TILE elements and the tile's quantized bytes of
+ * dynamic shared memory; the per-group kernel none. */
+static int32_t deq_tiled;
+static void record_deq(void **args)
+{
+    deq_tiled = ((const struct kp_qdequant_args *)args[0])->tiled;
+}
+
+static void expect_dequant(kp_qformat f, size_t off, size_t pad, bool transposed, bool tiled)
+{
+    const int64_t rows = 64, cols = 512;
+    kp_qformat_info info;
+    ck_assert_int_eq(kp_qformat_get_info(f, &info), KP_OK);
+    const size_t row_bytes = (size_t)cols / info.block_elems * info.block_bytes;
+    const size_t base = (16 - (uintptr_t)buf->ptr % 16) % 16;
+    kp_qmatrix w = {buf, base + off, f, rows, cols, row_bytes + pad};
+    kp_tensor d = unit_tensor(buf, KP_DTYPE_F16, 2, (int64_t[]){rows, cols}, (int64_t)(DST_OFF + base / 2));
+    if (transposed) {
+        d.layout.strides[0] = 1;
+        d.layout.strides[1] = rows;
+    }
+    fake.launch_hook = record_deq;
+    deq_tiled = -1;
+    ck_assert_int_eq(kp_dequantize(stream, &d, &w), KP_OK);
+    fake.launch_hook = NULL;
+    ck_assert_int_eq(deq_tiled, tiled);
+    ck_assert_uint_eq(fake.last_dims.block[0], KP_QUANT_BLOCK);
+    if (tiled) {
+        ck_assert_uint_eq(fake.last_dims.grid[0], rows * cols / KP_DEQUANT_TILE);
+        ck_assert_uint_eq(fake.last_dims.shared_bytes, KP_DEQUANT_TILE_BYTES(info.block_elems, info.block_bytes));
+    } else {
+        ck_assert_uint_eq(fake.last_dims.shared_bytes, 0);
+    }
+}
+
+START_TEST(test_dequantize_paths)
+{
+    expect_dequant(KP_QFORMAT_Q4_0, 0, 0, false, true);
+    expect_dequant(KP_QFORMAT_Q6_K, 0, 0, false, true);
+    expect_dequant(KP_QFORMAT_Q6_K, 32, 0, false, true);   /* still on a 16-byte boundary */
+    expect_dequant(KP_QFORMAT_Q4_0, 2, 0, false, false);   /* src off the boundary */
+    expect_dequant(KP_QFORMAT_Q4_0, 0, 16, false, false);  /* rows not back to back */
+    expect_dequant(KP_QFORMAT_Q4_0, 0, 0, true, false);    /* dst transposed */
+}
+END_TEST
+
 START_TEST(test_moe_rejects)
 {
     int before = launches();
@@ -282,6 +332,7 @@ int main(void)
     tcase_add_test(tc, test_moe_paths);
     tcase_add_test(tc, test_matmul_shared_memory);
     tcase_add_test(tc, test_moe_rejects);
+    tcase_add_test(tc, test_dequantize_paths);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
