@@ -90,6 +90,20 @@ KP_DEVICE void kp_ldmatrix_x2(uint32_t r[2], const void *row) {
                  : "=r"(r[0]), "=r"(r[1])
                  : "r"(addr));
 }
+
+// 16 bytes of shared memory as one ld.shared.v4.u32. Read as a plain uint4
+// whose words are then used apart (one as an f32), cicc split the load and
+// joined the pieces again in one of two ways that varied between compiles
+// of the same source (qmoe_mm_q4_k_n16's PTX: one v4.u32, or a v4.f32, a
+// u32 and a v2.u32 over the same bytes), so builds were not reproducible.
+KP_DEVICE uint4 kp_lds_u32x4(const void *p) {
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr));
+    return v;
+}
 #endif
 
 // AMD matrix cores (CDNA: gfx908, gfx90a, gfx94x; wave64 only). The lanes'
