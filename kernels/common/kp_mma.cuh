@@ -91,11 +91,18 @@ KP_DEVICE void kp_ldmatrix_x2(uint32_t r[2], const void *row) {
                  : "r"(addr));
 }
 
-// 16 bytes of shared memory as one ld.shared.v4.u32. Read as a plain uint4
-// whose words are then used apart (one as an f32), cicc split the load and
-// joined the pieces again in one of two ways that varied between compiles
-// of the same source (qmoe_mm_q4_k_n16's PTX: one v4.u32, or a v4.f32, a
-// u32 and a v2.u32 over the same bytes), so builds were not reproducible.
+// Shared-memory loads in asm, one instruction each, for data whose words
+// are used apart (some as f32): read as a plain uint4, cicc split the load
+// and joined the pieces again in one of two ways that varied between
+// compiles of the same source (qmoe_mm_q4_k_n16's PTX: one v4.u32, or a
+// v4.f32, a u32 and a v2.u32 over the same bytes; qmatmul_q3_k_n16 too), so
+// builds were not reproducible. asm leaves it no choice.
+KP_DEVICE uint32_t kp_lds_u32(const void *p) {
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(p);
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+    return v;
+}
 KP_DEVICE uint4 kp_lds_u32x4(const void *p) {
     const unsigned addr = (unsigned)__cvta_generic_to_shared(p);
     uint4 v;

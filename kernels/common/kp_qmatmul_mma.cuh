@@ -174,7 +174,10 @@ KP_DEVICE void kp_qmm_products(const uint8_t *raw, int s0, const kp_qmm_act_stag
         }
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
-            const uint4 m2 = kp_lds_u32x4(&x.x_meta[i][n0 + 8 * nt + 2 * t]);  // batch rows 2t, 2t + 1
+            // batch rows 2t and 2t + 1: d and sums each; the sums only where the format has an offset
+            const uint2 *meta = &x.x_meta[i][n0 + 8 * nt + 2 * t];
+            const uint4 m2 = D::has_offset ? kp_lds_u32x4(meta)
+                                           : make_uint4(kp_lds_u32(meta), 0u, kp_lds_u32(meta + 1), 0u);
             int lo[4], hi[4] = {0, 0, 0, 0};
             if (D::split) {
                 kp_mma_s8_k16(lo, af[0], af[1], bf[nt][0], KP_QMM_MAGIC);
