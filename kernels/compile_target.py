@@ -106,11 +106,14 @@ def nvcc_env():
 # nvcc runs in a directory whose path is the same in every build and for
 # every user: cicc names the translation unit after the absolute path of the
 # source it is given (its "module id", in the keep directory's .module_id
-# file) and that name steers some of its code choices. Compiled in a fresh
-# directory of a random name, the PTX of a few quantized mat-mat kernels
+# file) and that name can steer its code choices. Compiled in a fresh
+# directory of a random name, the PTX of two quantized mat-mat kernels
 # (qmatmul_q3_k_n16, qmoe_mm_q4_k_n16) took one of two forms, about half of
-# the builds each; the SASS did not vary. One compile of a module for a
-# target runs there at a time (a lock next to it).
+# the builds each; the SASS did not vary. (The choice that varied was how
+# cicc split and re-joined one 16-byte shared-memory load; the kernels now
+# make that load in asm, kp_lds_u32x4 in kp_mma.cuh, and it varied with a
+# fixed directory too.) One compile of a module for a target runs there at a
+# time (a lock next to it).
 NVCC_WORK_ROOT = "/tmp/kernelpack-nvcc"
 
 
@@ -119,11 +122,12 @@ def fixed_layout_prefix():
     """("setarch", machine, "-R"): runs nvcc without address-space layout
     randomization, or () where setarch is missing or may not do that (some
     containers refuse it); probed once. With the module id fixed
-    (NVCC_WORK_ROOT), qmoe_mm_q4_k_n16's PTX (with the tiled dequantize in
-    its translation unit) still came out in its other form in one of about
-    ten compiles with randomization on, none of about twenty-five by hand
-    with it off; but a CI build with it off did too, so something else
-    varies as well (not found)."""
+    (NVCC_WORK_ROOT), qmoe_mm_q4_k_n16's PTX still came out in its other
+    form in about one compile in ten with randomization on, and sometimes
+    with it off: something in cicc varies from run to run (not its random
+    temporary-file names, the clock or free memory; not identified). The
+    kernels' one known case is closed (NVCC_WORK_ROOT's comment); this
+    leaves one source of variation fewer for any other."""
     setarch = shutil.which("setarch")
     if not setarch:
         return ()
