@@ -282,14 +282,22 @@ END_TEST
 
 struct mv_case {
     int64_t rows, blocks;
-    int strided;            /* x: col stride 2, padded batch stride; dst transposed */
+    int strided;            /* x: col stride 2, padded batch stride; dst transposed;
+                               1: w padded and offset too, 2: w dense */
 };
+/* The last three: an odd count of rows of 40 blocks (a single short tile
+ * for the 32-element formats), few rows of many tiles (3 x 96), and strided
+ * activations and dst over dense, aligned weights (the other strided cases
+ * pad and offset the weights too). */
 static const struct mv_case mv_cases[] = {
     {1, 1, 0},
     {7, 1, 1},
     {37, 65, 0},
     {4097, 3, 1},
     {5, 300, 1},  /* several tiles and a short last one at every tile width */
+    {1031, 40, 0},
+    {3, 96, 0},
+    {1031, 40, 2},
 };
 #define N_MV (sizeof(mv_cases) / sizeof(mv_cases[0]))
 #define MV_TOLERANCE 2e-5  /* relative to sum |w * x| over the row */
@@ -340,7 +348,7 @@ static void check_product(kp_qformat f, int64_t batch, int64_t rows, int64_t blo
     const char *op = matmul ? "matmul" : "matvec";
     int64_t cols = blocks * info_of(f).block_elems;
     struct qmat q;
-    qmat_make(&q, f, rows, cols, strided ? 4 : 0, strided ? 8 : 0, 1);
+    qmat_make(&q, f, rows, cols, strided == 1 ? 4 : 0, strided == 1 ? 8 : 0, 1);
 
     /* x: batch x cols; strided: every other column, rows 2 * cols + 6 apart */
     int64_t xs[2] = {strided ? 2 * cols + 6 : cols, strided ? 2 : 1};
