@@ -5,9 +5,10 @@
  * dtype and layout; the mat-vec for batch 1..8 within a stated tolerance of
  * an f64 dot of the dequantized weights with the Q8_1-rounded activations.
  * Shapes: 1, 5, 7, 37 and 4097 rows; rows of 1 block and of 65 blocks (the
- * mat-vec also 3 and 300: several weight tiles and a short last one); padded
- * row strides and byte offsets; strided activations and outputs. Bytes
- * outside every output keep their poison. */
+ * mat-vec also 3, 1031 rows; 3, 40, 96 and 300 blocks: several weight tiles
+ * and a short last one); padded row strides and byte offsets; strided
+ * activations and outputs, over padded or dense weights. Bytes outside
+ * every output keep their poison. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
