@@ -686,6 +686,12 @@ template <typename D, int B> struct kp_qmv_act_by_row {
 // while one is computed. Without them (AMD, NVIDIA before sm_80) the next
 // tile's 16-byte pieces wait in registers (kp_qmv_pending) while one is
 // computed, and land in their stage at the start of the next step.
+// Four stages measured slower (H200, kp-bench f32, % of copy, two rounds):
+// given to kernels whose stage is at most 4 KB (the 4-bit formats' two-row
+// batch-1 tiles), 4096 x 14336 b1 Q4_0 76 -> 73, Q4_1 83 -> 68, Q4_K 74 ->
+// 69 (registers unchanged, so the blocks a multiprocessor too); at most
+// 8 KB, also Q5_*, Q6_K, IQ4_* b1 and b2 / b4 of the 4-bit formats, most
+// lost 2-10 points (Q4_0 b2 72 -> 64).
 #define KP_QMV_STAGES (KP_HAS_ASYNC_COPY ? 3 : 2)
 
 template <typename S> struct kp_qmv_pending {
