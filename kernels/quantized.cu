@@ -671,6 +671,15 @@ KP_DEVICE void kp_qmv_load_act(const kp_qmv_args &a, const int8_t *act_qs, const
 // activations, whose loads one row at a time then wait on L2 (up to 17
 // points fewer). sm_100's register allocation spills this form (8 to 12
 // bytes for Q4_0, Q4_K, IQ4_NL), so it keeps the other there.
+// At batch 1 the activation load a tile ahead is still the kernel's
+// longest wait (ncu, Q4_0 4096 x 14336: a fifth of the stall samples at
+// its first use). Copying each tile's activations into shared memory with
+// its weights instead (H200, % of copy, 4096 x 14336 / 14336 x 4096):
+// Q4_0 77 -> 69 / 71 -> 67, Q4_K 74 -> 64 / 67 -> 62, Q6_K 66 -> 73 / 69 ->
+// 64, qmoe 5-9 points lower, with 14 blocks a multiprocessor for 16 (the
+// stages' shared memory). Those copies must go through L1 (cp.async.ca):
+// bypassing it (.cg) sent every block's copy of the same lines to L2,
+// 13-31 % of copy for every such kernel.
 #if !KP_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
 #define KP_QMV_ACT_BY_ROW 0
 #else
@@ -690,8 +699,9 @@ template <typename D, int B> struct kp_qmv_act_by_row {
 // given to kernels whose stage is at most 4 KB (the 4-bit formats' two-row
 // batch-1 tiles), 4096 x 14336 b1 Q4_0 76 -> 73, Q4_1 83 -> 68, Q4_K 74 ->
 // 69 (registers unchanged, so the blocks a multiprocessor too); at most
-// 8 KB, also Q5_*, Q6_K, IQ4_* b1 and b2 / b4 of the 4-bit formats, most
-// lost 2-10 points (Q4_0 b2 72 -> 64).
+// 8 KB, also Q2_K, Q3_K, Q5_*, Q6_K, IQ4_* b1 and the 4-bit formats' b2 /
+// b4: most lost 2-8 points (Q4_0 b2 72 -> 64, Q3_K b1 47 -> 40), Q6_K b1
+// and Q4_K, Q5_K b2 gained 3-4.
 #define KP_QMV_STAGES (KP_HAS_ASYNC_COPY ? 3 : 2)
 
 template <typename S> struct kp_qmv_pending {

@@ -50,8 +50,8 @@ template <int A, int N> KP_DEVICE void kp_qld_run(const uint8_t *p, uint32_t *w)
     // The test of p's low bits forms p's generic address (S2R SR_SWINHI
     // and a 64-bit add in each item of the mat-vec's loop). Testing the
     // shared-memory offset instead (__isShared, __cvta_generic_to_shared)
-    // took 12-24 instructions out of each mat-vec kernel and gained 1-2
-    // points of copy on most (H200), but ptxas then gave qmatvec_q4_0_b1 68
+    // took up to 24 instructions out of most mat-vec kernels and gained 1-2
+    // points of copy on many (H200), but ptxas then gave qmatvec_q4_0_b1 68
     // registers for 60 (4096 x 14336: 77 -> 67 %) and qmatvec_q6_k_b4 96
     // for 128 (54 -> 42 %), so it is not used.
     const int misalign = (int)((uintptr_t)p & 2), off = 8 * misalign;
