@@ -697,8 +697,8 @@ template <typename D, int B> struct kp_qmv_act_by_row {
 // computed, and land in their stage at the start of the next step.
 // Four stages measured slower (H200, kp-bench f32, % of copy, two rounds):
 // given to kernels whose stage is at most 4 KB (the 4-bit formats' two-row
-// batch-1 tiles), 4096 x 14336 b1 Q4_0 76 -> 73, Q4_1 83 -> 68, Q4_K 74 ->
-// 69 (registers unchanged, so the blocks a multiprocessor too); at most
+// batch-1 tiles), 4096 x 14336 b1 Q4_0 76 -> 73, Q4_1 83 -> 68 (64 -> 72
+// registers), Q4_K 74 -> 69 (registers and blocks unchanged); at most
 // 8 KB, also Q2_K, Q3_K, Q5_*, Q6_K, IQ4_* b1 and the 4-bit formats' b2 /
 // b4: most lost 2-8 points (Q4_0 b2 72 -> 64, Q3_K b1 47 -> 40), Q6_K b1
 // and Q4_K, Q5_K b2 gained 3-4.
