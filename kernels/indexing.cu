@@ -99,6 +99,10 @@ KP_DEVICE kp_idx kp_add_wide(T *d, const T *s, kp_idx len, kp_idx lane, kp_idx l
     if (kp_aligned16(d) && kp_aligned16(s)) {
         constexpr int N = 16 / (int)sizeof(T);
         const kp_idx nv = len / N;
+        // Loading four vectors before their reductions (whose memory
+        // clobber otherwise orders each load after the reduction before)
+        // changed nothing: H200, scatter_add / index_add of 8192 rows of
+        // 4096 into 4096, 78 % of copy either way.
         for (kp_idx v = lane; v < nv; v += lanes)
             kp_red16<T>::add(d + N * v, reinterpret_cast<const uint4 *>(s)[v]);
         return nv * N;

@@ -145,6 +145,10 @@ struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes);
  * bytes of the widest of their elements. */
 struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
                                         int vector_operands, size_t widest);
+/* kp_launch_strided with at most blocks_per_sm blocks a multiprocessor
+ * (kp_launch_strided: 64), or with 0 as many as the grid takes. */
+struct kp_launch_dims kp_launch_strided_capped(const kp_device *dev, const struct kp_strided *layout,
+                                               int vector_operands, size_t widest, unsigned blocks_per_sm);
 kp_status kp_launch(kp_stream *stream, enum kp_module_id id, const char *kernel,
                     const struct kp_launch_dims *dims, void **args);
 /* The blocks of the cluster the loaded code of a built-in kernel must run in

@@ -39,6 +39,20 @@ struct kp_launch_dims kp_launch_elementwise(uint64_t n, unsigned lanes)
 struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_strided *layout,
                                         int vector_operands, size_t widest)
 {
+    /* At most 64 blocks a multiprocessor, rows beyond them taken in a
+     * grid-stride loop. H200 (kp-bench, % of copy) from 32 to 64: broadcast
+     * add (x[M, N] + b[N] / b[M, 1]) 93.9 -> 95.0 in f32, 92.3 -> 93.2 in
+     * 16-bit, the permute bshd>bhsd 93.3 -> 94.6 / 94.1 -> 96.0; 128 gave
+     * that permute 95.3 / 96.5 but the broadcasts back 0.5-1 point, and 8
+     * vectors a thread gave the broadcasts 0.4-0.6 more but the permute's
+     * 16-bit 89. No cap took the broadcasts to 89-92, one vector a thread
+     * to 69-78 (see kp_launch_strided_capped for the permute). */
+    return kp_launch_strided_capped(dev, layout, vector_operands, widest, 64);
+}
+
+struct kp_launch_dims kp_launch_strided_capped(const kp_device *dev, const struct kp_strided *layout,
+                                               int vector_operands, size_t widest, unsigned blocks_per_sm)
+{
     /* x walks the innermost dimension, y the rows (see kp_for_each_strided):
      * short rows share a block, long rows spread over several. Rows that are
      * contiguous in every operand (or, in an input, one value broadcast
@@ -65,14 +79,11 @@ struct kp_launch_dims kp_launch_strided(const kp_device *dev, const struct kp_st
     while (bx < KP_STRIDED_BLOCK && bx < inner)
         bx *= 2;
     unsigned by = KP_STRIDED_BLOCK / bx;
-    /* At most 64 blocks a multiprocessor, rows beyond them taken in a
-     * grid-stride loop. H200 (kp-bench, % of copy) from 32 to 64: broadcast
-     * add (x[M, N] + b[N] / b[M, 1]) 93.9 -> 95.0 in f32, 92.3 -> 93.2 in
-     * 16-bit, the permute bshd>bhsd 93.3 -> 94.6 / 94.1 -> 96.0; 128 gave
-     * that permute 95.3 / 96.5 but the broadcasts back 0.5-1 point, and 8
-     * vectors a thread gave the broadcasts 0.4-0.6 more but the permute's
-     * 16-bit 89. */
-    uint64_t cap = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1) * 64;
+    /* blocks_per_sm 0: only the grid's own limits (x threads below 2^31,
+     * as kp_grid_blocks; 65535 blocks on y), rows beyond them taken in the
+     * kernels' grid-stride loops. */
+    const uint64_t sms = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
+    const uint64_t cap = blocks_per_sm ? sms * blocks_per_sm : kp_grid_blocks(UINT64_MAX, bx);
     uint64_t gx = (inner + bx - 1) / bx, gy = (rows + by - 1) / by;
     if (gx > cap)
         gx = cap;

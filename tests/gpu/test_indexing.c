@@ -86,10 +86,14 @@ static const struct index_case cases[] = {
     {"rank 4, transposed dst, padded src", 4, {3, 4, 20, 5}, 2, 13, PADDED, TRANSPOSED, CONTIG, 0, 0, 0},
     {"empty ids", 2, {10, 5}, 0, 0, CONTIG, CONTIG, CONTIG, 0, 0, 0},
     {"wide aligned rows", 2, {300, 1024}, 0, 257, CONTIG, CONTIG, CONTIG, 0, 0, 0},
+    /* rows of 4100: several rounds of vectors a thread (64 threads a row
+     * copying, 256 adding), the last round partial, and a 16-bit tail */
+    {"long rows", 2, {37, 4100}, 0, 29, CONTIG, CONTIG, CONTIG, 0, 0, 0},
     {"odd rows, misaligned", 2, {97, 33}, 0, 120, CONTIG, CONTIG, CONTIG, 1, 1, 0},
     {"indexed dim of size 1", 3, {7, 1, 9}, 1, 5, CONTIG, STRIDED, CONTIG, 0, 0, 0},
     /* ids constant along rows: gather and scatter copy rows */
     {"ids constant along rows", 2, {300, 1024}, 0, 257, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
+    {"ids constant along long rows", 2, {37, 4100}, 0, 29, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
     {"ids constant along rows, 3-D", 3, {5, 40, 24}, 1, 33, CONTIG, CONTIG, ROW_CONST, 0, 0, 0},
     {"ids constant along odd rows, misaligned", 2, {97, 33}, 0, 120, CONTIG, CONTIG, ROW_CONST, 1, 1, 2},
 };
