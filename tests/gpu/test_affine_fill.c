@@ -69,6 +69,8 @@ static const struct dst_src_case cases[] = {
     {"batched transpose even strides", 3, {2, 128, 66}, {0}, {8448, 1, 128}, 0, 0},
     {"batched transpose into channels-last", 3, {2, 40, 96}, {3840, 1, 40}, {0}, 0, 2},
     {"batched transpose wide tiles", 3, {2, 70, 260}, {0}, {18200, 1, 70}, 0, 0},  /* 16-bit: 64 x 128 */
+    /* 70000 matrices of one tile: more than the grid's 65535 rows of blocks */
+    {"batched transpose past the grid", 3, {70000, 2, 3}, {0}, {6, 1, 2}, 0, 0},
     {"permuted rows", 3, {5, 7, 136}, {0}, {136, 680, 1}, 0, 0},  /* [S, H, D] -> [H, S, D] */
     {"permuted rows aligned offsets", 3, {4, 6, 128}, {0}, {128, 512, 1}, 8, 24},
     {"permuted rows odd offsets", 3, {4, 6, 128}, {0}, {128, 512, 1}, 1, 3},
