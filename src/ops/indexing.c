@@ -248,11 +248,11 @@ static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *s
     /* Copies: at most 64 threads a row, so a block of 256 takes four rows
      * (their ids read together) and a thread several rounds of four
      * vectors. H200 (kp-bench, % of copy, f32 / f16 / bf16; from 256 lanes
-     * to 64): index_select rows of 4096 92 -> 96, gather of 4096 rows of a
-     * 32000 x 4096 table 90 / 89 / 89 -> 90-92 / 97-98 / 96-98, scatter
-     * 89 / 86 / 86 -> 89-90 / 91-93 / 90-92; 32 lanes were within 2
-     * points either way, 16 lower. The adds keep 256: with 64 their 16-byte reductions fell from
-     * 78 to 57-61 %. */
+     * to 64): index_select rows of 4096 92 -> 95.7 / 96.4 / 96.2, gather of
+     * 4096 rows of a 32000 x 4096 table 90 / 89 / 89 -> 90-92 / 96-98 /
+     * 96-98, scatter 89 / 86 / 86 -> 88-90 / 90-92 / 91-94; 32 lanes were
+     * within 2 points either way, 16 lower. The adds keep 256: with 64
+     * their 16-byte reductions fell from 78 to 57-61 %. */
     const unsigned most = op == OP_SCATTER_ADD || op == OP_INDEX_ADD ? 8 : 6;
     if (lanes_log2 > most)
         lanes_log2 = most;

@@ -276,9 +276,10 @@ static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dt
  * -> 81 % of copy, rmsnorm 85 -> 76, softmax level. The stream kernels
  * instead, their grid capped at one or two blocks a multiprocessor so that
  * the rows in flight stay in L2 for their second read, lost on H200 (1048
- * rows of 32000, 261 of 128256, 220 of 151936): uncapped or two blocks
- * level to 16 points lower (f32 softmax 66 -> 64-65, 16-bit softmax of
- * 128256 72 -> 56, f32 layernorm of 32000 68 -> 56), one block 6-28 lower. */
+ * rows of 32000, 261 of 128256, 220 of 151936): with two blocks, or no
+ * cap, from level to 16 points lower (f32 softmax 66 -> 64-65, 16-bit
+ * softmax of 128256 72 -> 56, f32 layernorm of 32000 68 -> 56); with one,
+ * 6-28 lower. */
 #define ROW_STAGED_BYTES ((uint64_t)128 << 10)
 
 static enum row_path cluster_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, struct kp_rows_args *a,
