@@ -10,8 +10,10 @@
  * ids): dst row (o, i) = src row (o, ids[o, i]) (reading), or dst row
  * (o, ids[o, i]) = src row (o, i) (KP_INDEX_ROWS_SCATTER), where o runs over
  * the (collapsed) dims before `dim` and a row is the row_len elements after
- * `dim`, contiguous in both tensors. Strides are in elements. `lanes_log2`
- * threads copy one row; a block holds several rows when rows are short. A
+ * `dim`, contiguous in both tensors. Strides are in elements. 2^lanes_log2
+ * threads copy one row (at most 64 copying, 256 adding: see plan_rows in
+ * src/ops/indexing.c); a block holds several rows where that is fewer than
+ * its threads. A
  * bad id is reported at position i (index_select's rank-1 ids), or with
  * KP_INDEX_ROWS_REPORT_ROWS at the position in ids' shape of the row's
  * first element, (o * count + i) * row_len. */
