@@ -33,6 +33,11 @@ static bool ids_are_rank1(enum index_op op)
     return op == OP_INDEX_SELECT || op == OP_INDEX_ADD;
 }
 
+static bool adds(enum index_op op)
+{
+    return op == OP_SCATTER_ADD || op == OP_INDEX_ADD;
+}
+
 static bool same_shape_except(const kp_layout *a, const kp_layout *b, int dim)
 {
     if (a->rank != b->rank)
@@ -253,7 +258,7 @@ static bool plan_rows(enum index_op op, const kp_tensor *dst, const kp_tensor *s
      * 96-98, scatter 89 / 86 / 86 -> 88-90 / 90-92 / 91-94; 32 lanes were
      * within 2 points either way, 16 lower. The adds keep 256: with 64
      * their 16-byte reductions fell from 78 to 57-61 %. */
-    const unsigned most = op == OP_SCATTER_ADD || op == OP_INDEX_ADD ? 8 : 6;
+    const unsigned most = adds(op) ? 8 : 6;
     if (lanes_log2 > most)
         lanes_log2 = most;
     /* ids run along the side that is not indexed: dst reading, src scattering */
@@ -288,8 +293,7 @@ static kp_status launch_rows(enum index_op op, kp_stream *stream, const kp_tenso
     void *w = kp_index_status_word(status);
     struct kp_byte_span span = dst_span(dst);  /* add_rows only, as in launch_strided */
     void *args[] = {p, &d, &s, &i, &w, &span};
-    bool add = op == OP_SCATTER_ADD || op == OP_INDEX_ADD;
-    return kp_launch_family_ids(stream, add ? KP_KF_ADD_ROWS : KP_KF_COPY_ROWS, ids->dtype,
+    return kp_launch_family_ids(stream, adds(op) ? KP_KF_ADD_ROWS : KP_KF_COPY_ROWS, ids->dtype,
                                 dst->dtype, &dims, args);
 }
 
