@@ -934,6 +934,18 @@ template <int F, int B> constexpr int kp_qmv_ipt() {
 // thread, 8 or 16 KB a block) lost ground (H200, % of copy, 4096 x 14336):
 // batch 1 Q4_0 76 -> 65, Q4_K 72 -> 58, Q8_0 77 -> 71; batch 8 1-7 points;
 // 14336 x 4096 (more blocks than one wave) level to 2 points lower.
+// That wait is the op's largest cost after the weights (H200): the
+// activation kernel takes 2.75-2.85 us (ncu) where a one-block fill takes
+// 1.7-1.95, and skipping it (stale activations, for the measurement only)
+// took b1 4096 x 14336 from 76.7 to 86.6 % of copy for Q4_0, 82 -> 92 Q4_1,
+// 68 -> 80 Q5_K, 54 -> 65 IQ4_*; b8 2-4 points. Without the overlap the
+// op loses another 3-8 points. Measured level: that kernel
+// with a (groups, batch rows) grid and vector loads instead of a 64-bit
+// division and four scalar loads (2.75 us), and launched overlapped with
+// the kernel before it. Quantizing the activations here instead, each
+// block of a cluster of 8 one tile's worth in shared memory that its peers
+// read, ran every b1 case 3-7x slower (Q4_0 77 -> 20 %), registers capped
+// or not.
 template <int F, int B, int R = KP_QMV_ROWS_FOR(F, B), int IPT = kp_qmv_ipt<F, B>()>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
