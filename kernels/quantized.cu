@@ -945,7 +945,9 @@ template <int F, int B> constexpr int kp_qmv_ipt() {
 // the kernel before it. Quantizing the activations here instead, each
 // block of a cluster of 8 one tile's worth in shared memory that its peers
 // read, ran every b1 case 3-7x slower (Q4_0 77 -> 20 %), registers capped
-// or not.
+// or not: ncu gave the kernel 57 us for 12.5, with at most 124 clusters
+// (992 of its 2048 blocks) resident; clusters of 2 (half the activations a
+// block) 49 us. Where the time goes there was not profiled further.
 template <int F, int B, int R = KP_QMV_ROWS_FOR(F, B), int IPT = kp_qmv_ipt<F, B>()>
 KP_DEVICE void kp_qmatvec(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {

@@ -84,7 +84,10 @@ KP_API kp_status kp_scatter(kp_stream *stream, const kp_tensor *dst, const kp_te
  * wrap (u8, u32 unsigned; i64 two's complement) and give exact, repeatable
  * sums. Floats add in the dtype's precision (f16 and bf16 in f32, rounded
  * back after each addition) in an unspecified order, so sums to one element
- * may differ in the last bits from run to run. Where ids are constant along
+ * may differ in the last bits from run to run. On NVIDIA GPUs f32 additions
+ * flush subnormal addends and sums to zero (the f32 atomic add has no other
+ * mode; PyTorch's CUDA scatter_add_ and index_add_ do the same); f64, f16
+ * and bf16 keep them. Where ids are constant along
  * contiguous rows (stride 0 after `dim`, dims before it collapsible, as for
  * index_add below), whole rows are added, several elements per atomic
  * where the device has it: 16 bytes on sm_90 and later, f16/bf16 pairs
