@@ -938,11 +938,11 @@ template <int F, int B> constexpr int kp_qmv_ipt() {
 // activation kernel takes 2.75-2.85 us (ncu) where a one-block fill takes
 // 1.7-1.95, and skipping it (stale activations, for the measurement only)
 // took b1 4096 x 14336 from 76.7 to 86.6 % of copy for Q4_0, 82 -> 92 Q4_1,
-// 68 -> 80 Q5_K, 54 -> 65 IQ4_*; b8 2-4 points. Without the overlap the
-// op loses another 3-8 points. Measured level: that kernel
-// with a (groups, batch rows) grid and vector loads instead of a 64-bit
-// division and four scalar loads (2.75 us), and launched overlapped with
-// the kernel before it. Quantizing the activations here instead, each
+// 68 -> 80 Q5_K, 54 -> 65 IQ4_*; b8 1-5 points. Without the overlap the op
+// loses up to 8 points more (Q4_0 b1 77 -> 70). Measured level: that
+// kernel with a (groups, batch rows) grid and vector loads instead of a
+// 64-bit division and four scalar loads (2.75 us), and launched overlapped
+// with the kernel before it. Quantizing the activations here instead, each
 // block of a cluster of 8 one tile's worth in shared memory that its peers
 // read, ran every b1 case 3-7x slower (Q4_0 77 -> 20 %), registers capped
 // or not: ncu gave the kernel 57 us for 12.5, with at most 124 clusters
