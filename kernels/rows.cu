@@ -639,6 +639,50 @@ KP_ROWS_CLUSTER_KERNELS(staged, true, f32, float)
 KP_ROWS_CLUSTER_KERNELS(staged, true, f16, kp_f16)
 KP_ROWS_CLUSTER_KERNELS(staged, true, bf16, kp_bf16)
 
+// ---------------------------------------------------------- whole rows
+// Many rows too long for a block's cached slots, short enough for a row to
+// sit in one block's shared memory (16-bit logits of 32000, f32 rows of up
+// to 128 KB on sm_80/sm_90): a row per block, copied whole into dynamic
+// shared memory (each thread the slots it reads again, as
+// <op>_staged_<dtype> does), so it is read from memory once and no barrier
+// joins the blocks of a row. Built for softmax (f32, f16, bf16) and rmsnorm
+// (f16, bf16), where it measured faster; the host's whole_rows says how
+// much. Rows of whole slots, 16-byte aligned, as the cluster kernels take.
+template <typename T, typename Algo>
+KP_DEVICE void kp_rows_whole(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
+                             const Algo &algo) {
+    typedef typename kp_compute<T>::type C;
+    constexpr int N = 16 / sizeof(T), P = Algo::parts;
+    extern __shared__ uint4 kp_rows_stage[];
+    kp_vec<T, N> *stage = reinterpret_cast<kp_vec<T, N> *>(kp_rows_stage);
+    const kp_group g = kp_group_of((unsigned)A.group);  // the whole block
+    const kp_idx cols = (kp_idx)A.cols;
+    for (kp_idx row = blockIdx.x; row < (kp_idx)A.rows; row += gridDim.x) {
+        const auto r = kp_chunk_row<T, Algo, unsigned, KP_ROW_WHOLE_SLOTS>(A, g, row, 0, cols, x, y, w, b);
+        for (unsigned s = r.lane; s * N < r.cols; s += r.G)
+            kp_async_copy16(stage + s, r.x + s * N);
+        kp_async_commit();
+        kp_async_wait<0>();
+        kp_row_staged<T> src{r, stage};
+        C p[P];
+        algo.chunk_partial(r, g, src, p);  // the row's partial, on every thread
+        const auto st = algo.template combine<T>(p, 1, threadIdx.x % KP_WAVE_SIZE, cols);
+        algo.write_chunk(r, src, st, A.flags);
+    }
+}
+
+#define KP_ROWS_WHOLE_KERNEL(OP, NAME, T, ALGO)                                                   \
+    KP_KERNEL void __launch_bounds__(KP_ROWS_CLUSTER_MAX_BLOCK, KP_ROWS_MIN_BLOCKS(T))          \
+        OP##_whole_##NAME(kp_rows_args a, const T *x, T *y, const T *w, const T *b) {           \
+        kp_rows_whole(a, x, y, w, b, ALGO);                                                      \
+    }
+
+KP_ROWS_WHOLE_KERNEL(softmax, f32, float, kp_softmax_algo())
+KP_ROWS_WHOLE_KERNEL(softmax, f16, kp_f16, kp_softmax_algo())
+KP_ROWS_WHOLE_KERNEL(softmax, bf16, kp_bf16, kp_softmax_algo())
+KP_ROWS_WHOLE_KERNEL(rmsnorm, f16, kp_f16, kp_rmsnorm_algo{a.eps})
+KP_ROWS_WHOLE_KERNEL(rmsnorm, bf16, kp_bf16, kp_rmsnorm_algo{a.eps})
+
 // ----------------------------------------------------------------- rope
 // Groups of `group` threads per row (b, h, t); lanes walk the d/2 pairs,
 // A.pairs at a time: one, or as vectors where the host found every row of

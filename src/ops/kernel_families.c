@@ -102,6 +102,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_SOFTMAX_SPLIT] = {KP_MODULE_ROWS, "softmax_split_%s", KP_SUFFIX_FLOATS},
     [KP_KF_SOFTMAX_CLUSTER] = {KP_MODULE_ROWS, "softmax_cluster_%s", KP_SUFFIX_F32},
     [KP_KF_SOFTMAX_STAGED] = {KP_MODULE_ROWS, "softmax_staged_%s", KP_SUFFIX_QFLOATS},
+    [KP_KF_SOFTMAX_WHOLE] = {KP_MODULE_ROWS, "softmax_whole_%s", KP_SUFFIX_QFLOATS},
     [KP_KF_RMSNORM] = {KP_MODULE_ROWS, "rmsnorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_EXACT] = {KP_MODULE_ROWS, "rmsnorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_STRIDED] = {KP_MODULE_ROWS, "rmsnorm_strided_%s", KP_SUFFIX_FLOATS},
@@ -109,6 +110,7 @@ const struct kp_kernel_family kp_kernel_families[KP_KF_COUNT] = {
     [KP_KF_RMSNORM_SPLIT] = {KP_MODULE_ROWS, "rmsnorm_split_%s", KP_SUFFIX_FLOATS},
     [KP_KF_RMSNORM_CLUSTER] = {KP_MODULE_ROWS, "rmsnorm_cluster_%s", KP_SUFFIX_F32},
     [KP_KF_RMSNORM_STAGED] = {KP_MODULE_ROWS, "rmsnorm_staged_%s", KP_SUFFIX_QFLOATS},
+    [KP_KF_RMSNORM_WHOLE] = {KP_MODULE_ROWS, "rmsnorm_whole_%s", KP_SUFFIX_HALVES},
     [KP_KF_LAYERNORM] = {KP_MODULE_ROWS, "layernorm_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_EXACT] = {KP_MODULE_ROWS, "layernorm_exact_%s", KP_SUFFIX_FLOATS},
     [KP_KF_LAYERNORM_STRIDED] = {KP_MODULE_ROWS, "layernorm_strided_%s", KP_SUFFIX_FLOATS},
@@ -152,6 +154,7 @@ static const char *const size_suffixes[] = {"x8", "x16", "x32", "x64"};
 static const kp_dtype float_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16};
 static const kp_dtype qfloat_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F16, KP_DTYPE_BF16};
 static const kp_dtype f32_dtypes[] = {KP_DTYPE_F32};
+static const kp_dtype half_dtypes[] = {KP_DTYPE_F16, KP_DTYPE_BF16};
 static const kp_dtype signed_dtypes[] = {KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_F16, KP_DTYPE_BF16,
                                          KP_DTYPE_I64};
 
@@ -182,6 +185,10 @@ static bool dtype_subset(enum kp_suffix_set set, const kp_dtype **dtypes, size_t
     case KP_SUFFIX_F32:
         *dtypes = f32_dtypes;
         *count = KP_COUNT_OF(f32_dtypes);
+        return true;
+    case KP_SUFFIX_HALVES:
+        *dtypes = half_dtypes;
+        *count = KP_COUNT_OF(half_dtypes);
         return true;
     default:
         return false;

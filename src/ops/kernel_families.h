@@ -17,6 +17,7 @@ enum kp_suffix_set {
     KP_SUFFIX_IDS_DTYPES, /* <ids>_<dtype>: u8_f32 .. i64_i64 */
     KP_SUFFIX_QFLOATS,    /* f32 f16 bf16: the quantized module's float operands, staged rows */
     KP_SUFFIX_F32,        /* f32: kernels built for f32 alone */
+    KP_SUFFIX_HALVES,     /* f16 bf16: kernels built for the 16-bit floats alone */
     KP_SUFFIX_QFORMATS,   /* q4_0 .. iq4_xs: every GGUF block format */
     KP_SUFFIX_QUANTIZE_FORMATS, /* q4_0 q4_1 q5_0 q5_1 q8_0 q8_1: what kp_quantize writes */
     KP_SUFFIX_NONE,       /* one kernel, whatever the dtype: the pattern's %s is empty */
@@ -127,6 +128,7 @@ enum kp_family_id {
     KP_KF_SOFTMAX_SPLIT,
     KP_KF_SOFTMAX_CLUSTER,
     KP_KF_SOFTMAX_STAGED,
+    KP_KF_SOFTMAX_WHOLE,
     KP_KF_RMSNORM,
     KP_KF_RMSNORM_EXACT,
     KP_KF_RMSNORM_STRIDED,
@@ -134,6 +136,7 @@ enum kp_family_id {
     KP_KF_RMSNORM_SPLIT,
     KP_KF_RMSNORM_CLUSTER,
     KP_KF_RMSNORM_STAGED,
+    KP_KF_RMSNORM_WHOLE,
     KP_KF_LAYERNORM,
     KP_KF_LAYERNORM_EXACT,
     KP_KF_LAYERNORM_STRIDED,

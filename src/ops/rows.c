@@ -13,9 +13,11 @@
  * row's end, nothing is tested per element); <op>_<dtype> other rows of
  * whole 16-byte slots; <op>_stream_<dtype> rows too long to cache (several
  * slots' loads at once); <op>_split_<dtype> few such rows, each over
- * several blocks (see split_rows); <op>_cluster_f32 and <op>_staged_<dtype>
- * many such rows, where the loaded kernels run in thread block clusters
- * (see cluster_rows).
+ * several blocks (see split_rows); <op>_whole_<dtype> many such rows of up
+ * to 128 KB, a row in one block's shared memory (softmax, 16-bit rmsnorm:
+ * see whole_rows); <op>_cluster_f32 and <op>_staged_<dtype> the other many
+ * such rows, where the loaded kernels run in thread block clusters (see
+ * cluster_rows).
  * All need unit inner strides and 16-byte-aligned rows in every operand;
  * other layouts, and cached rows whose last slot is cut, use
  * <op>_strided_<dtype>. */
@@ -29,16 +31,20 @@
 
 enum row_kind { ROW_SOFTMAX, ROW_RMSNORM, ROW_LAYERNORM };
 
-enum row_path { PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT, PATH_CLUSTER, PATH_STAGED };
+enum row_path {
+    PATH_EXACT, PATH_VEC, PATH_STREAM, PATH_STRIDED, PATH_SPLIT, PATH_CLUSTER, PATH_STAGED, PATH_WHOLE
+};
 
-static const enum kp_family_id row_families[3][7] = {
+/* Layernorm has no whole-row kernel (whole_rows never picks it): its entry
+ * repeats the stream kernel. */
+static const enum kp_family_id row_families[3][8] = {
     [ROW_SOFTMAX] = {KP_KF_SOFTMAX_EXACT, KP_KF_SOFTMAX, KP_KF_SOFTMAX_STREAM, KP_KF_SOFTMAX_STRIDED,
-                     KP_KF_SOFTMAX_SPLIT, KP_KF_SOFTMAX_CLUSTER, KP_KF_SOFTMAX_STAGED},
+                     KP_KF_SOFTMAX_SPLIT, KP_KF_SOFTMAX_CLUSTER, KP_KF_SOFTMAX_STAGED, KP_KF_SOFTMAX_WHOLE},
     [ROW_RMSNORM] = {KP_KF_RMSNORM_EXACT, KP_KF_RMSNORM, KP_KF_RMSNORM_STREAM, KP_KF_RMSNORM_STRIDED,
-                     KP_KF_RMSNORM_SPLIT, KP_KF_RMSNORM_CLUSTER, KP_KF_RMSNORM_STAGED},
+                     KP_KF_RMSNORM_SPLIT, KP_KF_RMSNORM_CLUSTER, KP_KF_RMSNORM_STAGED, KP_KF_RMSNORM_WHOLE},
     [ROW_LAYERNORM] = {KP_KF_LAYERNORM_EXACT, KP_KF_LAYERNORM, KP_KF_LAYERNORM_STREAM,
                        KP_KF_LAYERNORM_STRIDED, KP_KF_LAYERNORM_SPLIT, KP_KF_LAYERNORM_CLUSTER,
-                       KP_KF_LAYERNORM_STAGED},
+                       KP_KF_LAYERNORM_STAGED, KP_KF_LAYERNORM_STREAM},
 };
 
 /* Values a chunk of a split row leaves in the scratch (kp_kernel_abi.h). */
@@ -341,6 +347,48 @@ static kp_status launch_split(kp_stream *stream, enum kp_family_id family, kp_dt
     return st;
 }
 
+/* Rows longer than a block's cached slots, as many as the device has
+ * multiprocessors or more, of whole 16-byte slots and at most
+ * ROW_WHOLE_BYTES: softmax (f32, f16, bf16) and 16-bit rmsnorm take
+ * <op>_whole_<dtype>, a row per block staged in its shared memory (see
+ * kp_rows_whole), blocks of ROW_WHOLE_SLOTS slots a thread (a multiple of
+ * 64 threads, at most KP_ROWS_CLUSTER_MAX_BLOCK), on devices whose blocks
+ * may take more than ROW_WHOLE_BYTES of it (sm_80, sm_90: two or more
+ * 16-bit rows of 32000 a multiprocessor). H200, 1048 rows of 32000, % of
+ * copy, before (the cluster kernel for f32, the stream kernels for 16-bit)
+ * -> whole: softmax f32 66 -> 77, f16 64 -> 81, bf16 64 -> 79; rmsnorm f16
+ * and bf16 64 -> 68, f32 73 -> 65.5 and layernorm level (16-bit) or worse
+ * (f32 68 -> 56), so those keep theirs; 32 slots a thread (fewer threads)
+ * lost 2-18 points. Rows between the cached width and 32000 were not
+ * measured. */
+#define ROW_WHOLE_BYTES ((uint64_t)128 << 10)
+#define ROW_WHOLE_SLOTS 16
+
+static bool whole_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, struct kp_rows_args *a,
+                       struct kp_launch_dims *dims)
+{
+    const uint64_t es = kp_dtype_size(dtype), lanes = 16 / es;
+    const uint64_t row_bytes = (uint64_t)a->cols * es, slots = (uint64_t)a->cols / lanes;
+    const bool half = dtype == KP_DTYPE_F16 || dtype == KP_DTYPE_BF16;
+    if (!(kind == ROW_SOFTMAX && (half || dtype == KP_DTYPE_F32)) && !(kind == ROW_RMSNORM && half))
+        return false;
+    if ((uint64_t)a->cols % lanes != 0 || row_bytes > ROW_WHOLE_BYTES ||
+        dev->limits.max_shared_bytes <= ROW_WHOLE_BYTES ||
+        (uint64_t)a->rows < (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1))
+        return false;
+    int blocks = 0, static_shared = 0;
+    if (kp_family_cluster_limits(dev, row_families[kind][PATH_WHOLE], dtype, &blocks, &static_shared) != KP_OK ||
+        row_bytes + (uint64_t)static_shared > dev->limits.max_shared_bytes)
+        return false;
+    uint64_t group = ceil_div_u64(ceil_div_u64(slots, ROW_WHOLE_SLOTS), 64) * 64;
+    if (group > KP_ROWS_CLUSTER_MAX_BLOCK)
+        group = KP_ROWS_CLUSTER_MAX_BLOCK;
+    a->group = (int32_t)group;
+    *dims = (struct kp_launch_dims){{kp_grid_blocks((uint64_t)a->rows, (unsigned)group), 1, 1},
+                                    {(unsigned)group, 1, 1}, (unsigned)row_bytes, 0};
+    return true;
+}
+
 static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind, int flags,
                           const kp_tensor *dst, const kp_tensor *src, const kp_tensor *weight,
                           const kp_tensor *bias, float eps)
@@ -363,7 +411,9 @@ static kp_status run_rows(const char *fn, kp_stream *stream, enum row_kind kind,
     void *args[] = {&a, &x, &y, &w, &b, NULL};
     if (path == PATH_STREAM && split_rows(stream->device, &a, src->dtype, split_parts[kind], &dims))
         return launch_split(stream, row_families[kind][PATH_SPLIT], src->dtype, &a, &dims, args);
-    if (path == PATH_STREAM)
+    if (path == PATH_STREAM && whole_rows(stream->device, kind, src->dtype, &a, &dims))
+        path = PATH_WHOLE;
+    else if (path == PATH_STREAM)
         path = cluster_rows(stream->device, kind, src->dtype, &a, &dims);
     return kp_launch_family(stream, row_families[kind][path], src->dtype, &dims, args);
 }

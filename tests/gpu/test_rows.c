@@ -98,13 +98,16 @@ static const struct row_case cases[] = {
     {"odd rows 7x1003, 1008 apart", 2, {7, 1003}, {1008, 1}, 0, {1008, 1}, 0, false, 0, true},
     {"odd rows 5x3005, 3008 apart in place", 2, {5, 3005}, {3008, 1}, 0, {3008, 1}, 0, true, 0, true},
     {"wide rows 300x20008", 2, {300, 20008}, {0}, 0, {0}, 0, false},
-    /* more such rows than multiprocessors, where the GPU has clusters
-     * (else <op>_stream): f32 rows of up to 98304 take a cluster a row,
-     * chunks in registers (<op>_cluster_f32), and rows of more than 128 KB
-     * (f32 layernorm: all) one with chunks in shared memory
-     * (<op>_staged_<dtype>; f64 streams); chunks of whole slots, all equal
-     * (18432, 32000, 151936) or the last one shorter (20008 above, 128264);
-     * 16-bit rows of 32000 stream */
+    /* more such rows than multiprocessors: where a block may take more
+     * than 128 KB of shared memory, softmax rows of up to 128 KB (18432,
+     * 20008 above and 32000, f32 and 16-bit) and 16-bit rmsnorm ones take a
+     * block a row, staged whole (<op>_whole_<dtype>);
+     * where the GPU has clusters (else <op>_stream), other f32 rows of up to
+     * 98304 take a cluster a row, chunks in registers (<op>_cluster_f32),
+     * and rows of more than 128 KB (f32 layernorm: all) one with chunks in
+     * shared memory (<op>_staged_<dtype>; f64 streams); chunks of whole
+     * slots, all equal (18432, 32000, 151936) or the last one shorter
+     * (20008 above, 128264); 16-bit layernorm rows of 32000 stream */
     {"many vocabulary rows 200x32000 around 10^4 in place", 2, {200, 32000}, {0}, 0, {0}, 0, true, 1e4, true},
     {"many rows 200x18432", 2, {200, 18432}, {0}, 0, {0}, 0, false},
     {"many vocabulary rows 160x151936", 2, {160, 151936}, {0}, 0, {0}, 0, false},
