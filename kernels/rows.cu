@@ -641,13 +641,14 @@ KP_ROWS_CLUSTER_KERNELS(staged, true, bf16, kp_bf16)
 
 // ---------------------------------------------------------- whole rows
 // Many rows too long for a block's cached slots, short enough for a row to
-// sit in one block's shared memory (16-bit logits of 32000, f32 rows of up
-// to 128 KB on sm_80/sm_90): a row per block, copied whole into dynamic
-// shared memory (each thread the slots it reads again, as
-// <op>_staged_<dtype> does), so it is read from memory once and no barrier
-// joins the blocks of a row. Built for softmax (f32, f16, bf16) and rmsnorm
-// (f16, bf16), where it measured faster; the host's whole_rows says how
-// much. Rows of whole slots, 16-byte aligned, as the cluster kernels take.
+// sit in one block's shared memory (16-bit logits of 32000; f32 rows of up
+// to 128 KB where a block may take that much): a row per block, copied
+// whole into dynamic shared memory (each thread the slots it reads again,
+// as <op>_staged_<dtype> does), so it is read from memory once and no
+// barrier joins the blocks of a row. Built for softmax (f32, f16, bf16) and
+// rmsnorm (f16, bf16), where it measured faster; the host's whole_rows says
+// how much. Rows of whole slots, 16-byte aligned, as the cluster kernels
+// take.
 template <typename T, typename Algo>
 KP_DEVICE void kp_rows_whole(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
                              const Algo &algo) {

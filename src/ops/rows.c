@@ -353,13 +353,14 @@ static kp_status launch_split(kp_stream *stream, enum kp_family_id family, kp_dt
  * <op>_whole_<dtype>, a row per block staged in its shared memory (see
  * kp_rows_whole), blocks of ROW_WHOLE_SLOTS slots a thread (a multiple of
  * 64 threads, at most KP_ROWS_CLUSTER_MAX_BLOCK), on devices whose blocks
- * may take more than ROW_WHOLE_BYTES of it (sm_80, sm_90: two or more
- * 16-bit rows of 32000 a multiprocessor). H200, 1048 rows of 32000, % of
- * copy, before (the cluster kernel for f32, the stream kernels for 16-bit)
- * -> whole: softmax f32 66 -> 77, f16 64 -> 81, bf16 64 -> 79; rmsnorm f16
- * and bf16 64 -> 68, f32 73 -> 65.5 and layernorm level (16-bit) or worse
- * (f32 68 -> 56), so those keep theirs; 32 slots a thread (fewer threads)
- * lost 2-18 points. Rows between the cached width and 32000 were not
+ * may take more than ROW_WHOLE_BYTES of it (NVIDIA sm_80, sm_90, sm_100:
+ * two or more 16-bit rows of 32000 a multiprocessor; not AMD's 64 KB).
+ * Measured on an H200 only: 1048 rows of 32000, % of copy, before (the
+ * cluster kernel for f32, the stream kernels for 16-bit) -> whole: softmax
+ * f32 66 -> 77, f16 64 -> 81, bf16 64 -> 79; rmsnorm f16 and bf16 64 ->
+ * 68, but f32 73 -> 65.5, and layernorm level (16-bit) or worse (f32 68 ->
+ * 56), so those keep theirs; 32 slots a thread (half the threads) lost
+ * 14-18 points. Rows between the cached width and 32000 were not
  * measured. */
 #define ROW_WHOLE_BYTES ((uint64_t)128 << 10)
 #define ROW_WHOLE_SLOTS 16
