@@ -566,6 +566,18 @@ KP_FOR_EACH_FLOAT(KP_ROWS_SPLIT_KERNELS)
 // Built without clusters, the kernels stream each row in the first block of
 // its group of KP_ROWS_CLUSTER, as <op>_stream does; the host never picks
 // them there (it asks the loaded kernel for its cluster size).
+// This thread's slots of chunk r copied into stage (dynamic shared memory),
+// waited for: the chunk as a kp_row_staged source.
+template <typename T, typename R> KP_DEVICE kp_row_staged<T> kp_stage_chunk(const R &r, uint4 *stage_v) {
+    constexpr int N = 16 / sizeof(T);
+    kp_vec<T, N> *stage = reinterpret_cast<kp_vec<T, N> *>(stage_v);
+    for (unsigned s = r.lane; s * N < r.cols; s += r.G)
+        kp_async_copy16(stage + s, r.x + s * N);
+    kp_async_commit();
+    kp_async_wait<0>();
+    return kp_row_staged<T>{r, stage};
+}
+
 template <bool STAGED, typename T, typename Algo>
 KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
                                const Algo &algo) {
@@ -600,12 +612,7 @@ KP_DEVICE void kp_rows_cluster(const kp_rows_args &A, const T *x, T *y, const T 
             algo.write_chunk(r, src, st, A.flags);
         };
         if constexpr (STAGED) {
-            kp_vec<T, N> *stage = reinterpret_cast<kp_vec<T, N> *>(kp_rows_stage);
-            for (unsigned s = r.lane; s * N < r.cols; s += r.G)
-                kp_async_copy16(stage + s, r.x + s * N);
-            kp_async_commit();
-            kp_async_wait<0>();
-            kp_row_staged<T> src{r, stage};
+            kp_row_staged<T> src = kp_stage_chunk<T>(r, kp_rows_stage);
             reduce_and_write(src);
         } else {
             kp_row_cached<T, true, KP_ROW_WHOLE_SLOTS, KP_ROWS_CLUSTER_SLOTS> src(r);
@@ -653,18 +660,13 @@ template <typename T, typename Algo>
 KP_DEVICE void kp_rows_whole(const kp_rows_args &A, const T *x, T *y, const T *w, const T *b,
                              const Algo &algo) {
     typedef typename kp_compute<T>::type C;
-    constexpr int N = 16 / sizeof(T), P = Algo::parts;
+    constexpr int P = Algo::parts;
     extern __shared__ uint4 kp_rows_stage[];
-    kp_vec<T, N> *stage = reinterpret_cast<kp_vec<T, N> *>(kp_rows_stage);
     const kp_group g = kp_group_of((unsigned)A.group);  // the whole block
     const kp_idx cols = (kp_idx)A.cols;
     for (kp_idx row = blockIdx.x; row < (kp_idx)A.rows; row += gridDim.x) {
         const auto r = kp_chunk_row<T, Algo, unsigned, KP_ROW_WHOLE_SLOTS>(A, g, row, 0, cols, x, y, w, b);
-        for (unsigned s = r.lane; s * N < r.cols; s += r.G)
-            kp_async_copy16(stage + s, r.x + s * N);
-        kp_async_commit();
-        kp_async_wait<0>();
-        kp_row_staged<T> src{r, stage};
+        kp_row_staged<T> src = kp_stage_chunk<T>(r, kp_rows_stage);
         C p[P];
         algo.chunk_partial(r, g, src, p);  // the row's partial, on every thread
         const auto st = algo.template combine<T>(p, 1, threadIdx.x % KP_WAVE_SIZE, cols);

@@ -61,6 +61,21 @@ static uint64_t ceil_div_u64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 static bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
 
+/* The device's multiprocessors, at least one. */
+static uint64_t multiprocessors(const kp_device *dev)
+{
+    return (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
+}
+
+/* Threads that take `slots` 16-byte slots about `per_thread` at a time: a
+ * multiple of 64, at most KP_ROWS_CLUSTER_MAX_BLOCK (the cluster and
+ * whole-row kernels' bound). */
+static uint64_t slot_group(uint64_t slots, uint64_t per_thread)
+{
+    const uint64_t group = ceil_div_u64(ceil_div_u64(slots, per_thread), 64) * 64;
+    return group < KP_ROWS_CLUSTER_MAX_BLOCK ? group : KP_ROWS_CLUSTER_MAX_BLOCK;
+}
+
 /* weight or bias: NULL, or a rank-1 tensor of `cols` elements of `dtype`. */
 static kp_status check_vector(const char *fn, const char *what, const kp_tensor *t, const kp_device *dev,
                               kp_dtype dtype, int64_t cols)
@@ -202,7 +217,7 @@ static enum row_path plan_rows(const kp_device *dev, const kp_tensor *dst, const
      * layernorm 64-68 -> 81-90. Few rows keep the wider groups, whose threads
      * each wait on fewer loads (not measured apart: 8 rows take about 5 us
      * either way, within the noise of such short runs). */
-    const bool fills = rows >= (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
+    const bool fills = rows >= multiprocessors(dev);
     const unsigned wave = dev->info.warp_size == 32 && fills ? 32 : 64;
     unsigned group, block;
     int slots = 0;
@@ -241,7 +256,7 @@ static bool split_rows(const kp_device *dev, struct kp_rows_args *a, kp_dtype dt
                        struct kp_launch_dims *dims)
 {
     const uint64_t es = kp_dtype_size(dtype), compute = dtype == KP_DTYPE_F64 ? 8 : 4;
-    const uint64_t sms = (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1);
+    const uint64_t sms = multiprocessors(dev);
     const uint64_t want = 2 * sms;
     if ((uint64_t)a->rows >= sms)
         return false;
@@ -302,12 +317,10 @@ static enum row_path cluster_rows(kp_device *dev, enum row_kind kind, kp_dtype d
     if (dtype == KP_DTYPE_F32 && !f32_layernorm &&
         chunk <= (uint64_t)KP_ROWS_CLUSTER_MAX_BLOCK * KP_ROWS_CLUSTER_SLOTS) {
         path = PATH_CLUSTER;
-        group = ceil_div_u64(ceil_div_u64(chunk, KP_ROWS_CLUSTER_SLOTS), 64) * 64;
+        group = slot_group(chunk, KP_ROWS_CLUSTER_SLOTS);  /* within the bound: chunk is checked above */
     } else if ((row_bytes > ROW_STAGED_BYTES || f32_layernorm) && dtype != KP_DTYPE_F64) {
         path = PATH_STAGED;
-        group = ceil_div_u64(ceil_div_u64(chunk, KP_ROWS_STAGED_SLOTS), 64) * 64;
-        if (group > KP_ROWS_CLUSTER_MAX_BLOCK)
-            group = KP_ROWS_CLUSTER_MAX_BLOCK;
+        group = slot_group(chunk, KP_ROWS_STAGED_SLOTS);
         shared = chunk * 16;
     } else {
         return PATH_STREAM;
@@ -375,15 +388,13 @@ static bool whole_rows(kp_device *dev, enum row_kind kind, kp_dtype dtype, struc
         return false;
     if ((uint64_t)a->cols % lanes != 0 || row_bytes > ROW_WHOLE_BYTES ||
         dev->limits.max_shared_bytes <= ROW_WHOLE_BYTES ||
-        (uint64_t)a->rows < (uint64_t)(dev->info.multiprocessors > 0 ? dev->info.multiprocessors : 1))
+        (uint64_t)a->rows < multiprocessors(dev))
         return false;
     int blocks = 0, static_shared = 0;
     if (kp_family_cluster_limits(dev, row_families[kind][PATH_WHOLE], dtype, &blocks, &static_shared) != KP_OK ||
         row_bytes + (uint64_t)static_shared > dev->limits.max_shared_bytes)
         return false;
-    uint64_t group = ceil_div_u64(ceil_div_u64(slots, ROW_WHOLE_SLOTS), 64) * 64;
-    if (group > KP_ROWS_CLUSTER_MAX_BLOCK)
-        group = KP_ROWS_CLUSTER_MAX_BLOCK;
+    const uint64_t group = slot_group(slots, ROW_WHOLE_SLOTS);
     a->group = (int32_t)group;
     *dims = (struct kp_launch_dims){{kp_grid_blocks((uint64_t)a->rows, (unsigned)group), 1, 1},
                                     {(unsigned)group, 1, 1}, (unsigned)row_bytes, 0};
