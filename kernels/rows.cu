@@ -359,10 +359,38 @@ struct kp_layernorm_algo {
     }
     // 1 / sqrt(var + eps) of a row of n elements whose M2 is m2.
     template <typename C> KP_DEVICE C inv_std(C m2, C n) const { return C(1) / kp_sqrt(m2 / n + (C)eps); }
-    template <typename T, bool VEC, typename I, int FULL, typename Src, typename C>
-    static KP_DEVICE void write(const kp_row<T, VEC, I, FULL> &r, Src &src, C mean, C inv, int flags) {
+    // The output pass with a weight (W) and a bias (B) or without: (x -
+    // mean) * (inv w) + b, a subtraction, a multiply and a multiply-add an
+    // element, compiled apart for each case; testing the flags an element
+    // cost a predicated multiply and add. H200, % of copy, 16-bit rows,
+    // with kp_row's word selection before -> after: rows of 4096 94 / 87
+    // -> 97 / 95 (f16 / bf16), 33554 of 1000 85 / 81 -> 92 / 89, 6553 of
+    // 5120 91 / 85 -> 95 / 94, 261 of 128256 56 / 56 -> 65 / 63; f32 level.
+    template <bool W, bool B, typename T, bool VEC, typename I, int FULL, typename Src, typename C>
+    static KP_DEVICE void write_as(const kp_row<T, VEC, I, FULL> &r, Src &src, C mean, C inv) {
         constexpr int N = kp_row<T, VEC, I, FULL>::N;
-        const bool weighted = flags & KP_ROWS_WEIGHT, biased = flags & KP_ROWS_BIAS;
+        src.each([&](I k, C (&v)[N]) {
+            C w[N], b[N], out[N];
+            if constexpr (W)
+                r.load_w(k, w);
+            if constexpr (B)
+                r.load_b(k, b);
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                const C d = v[i] - mean;
+                const C scale = W ? inv * w[i] : inv;
+                if constexpr (B)
+                    out[i] = d * scale + b[i];
+                else
+                    out[i] = d * scale;
+            }
+            r.store(k, out);
+        });
+    }
+    template <typename T, bool VEC, typename I, int FULL, typename Src, typename C>
+    static KP_DEVICE void write_flagged(const kp_row<T, VEC, I, FULL> &r, Src &src, C mean, C inv,
+                                        bool weighted, bool biased) {
+        constexpr int N = kp_row<T, VEC, I, FULL>::N;
         src.each([&](I k, C (&v)[N]) {
             C w[N], b[N], out[N];
             if (weighted)
@@ -380,6 +408,23 @@ struct kp_layernorm_algo {
             }
             r.store(k, out);
         });
+    }
+    // Strided rows (!VEC) and the cluster kernels' register chunks keep one
+    // flagged pass: four copies spilled them (sm_90: layernorm_strided_f32
+    // 240 bytes, layernorm_cluster_f32 8).
+    template <typename T, bool VEC, typename I, int FULL, typename Src, typename C>
+    static KP_DEVICE void write(const kp_row<T, VEC, I, FULL> &r, Src &src, C mean, C inv, int flags) {
+        const bool weighted = flags & KP_ROWS_WEIGHT, biased = flags & KP_ROWS_BIAS;
+        if (!VEC || kp_src_cached_slots<Src>::value > KP_ROW_MAX_SLOTS)
+            write_flagged(r, src, mean, inv, weighted, biased);
+        else if (weighted && biased)
+            write_as<true, true>(r, src, mean, inv);
+        else if (weighted)
+            write_as<true, false>(r, src, mean, inv);
+        else if (biased)
+            write_as<false, true>(r, src, mean, inv);
+        else
+            write_as<false, false>(r, src, mean, inv);
     }
 
     template <typename T, bool VEC, typename I, int FULL, typename Src>
@@ -444,9 +489,10 @@ struct kp_layernorm_algo {
 // H200, many rows of 32000-151936, % of copy before -> after: softmax f32
 // 29-52 -> 61-65, 16-bit 33-41 -> 52-64; rmsnorm f32 44-54 -> 60-65, bf16
 // 34-44 -> 51-64; layernorm f32 32-45 -> 43-54, bf16 25-32 -> 36-44.
-// layernorm_<dt> of bf16 rows spills 36-52 bytes under two blocks on
-// sm_75..sm_90 (kernels/spill_exceptions.txt) and is faster for it: H100,
-// rows of 1000, 91 % of copy against 79 % under one block without spilling.
+// layernorm_<dt> of bf16 rows keeps two blocks a multiprocessor on
+// sm_75..sm_90, where it once spilled 36-52 bytes and was still faster for
+// it (H100, rows of 1000, 91 % of copy against 79 % under one block); it
+// fits since kp_row selects 16-bit slots as 32-bit words.
 #define KP_ROW_KERNELS(NAME, T)                                                               \
     KP_ROW_OP(softmax, NAME, T, KP_ROWS_MIN_BLOCKS(T), (kp_rows_args a, const T *x, T *y), a, \
               x, y, (const T *)0, (const T *)0, kp_softmax_algo())                            \
