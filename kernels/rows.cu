@@ -369,8 +369,9 @@ struct kp_layernorm_algo {
     // The stream kernels' pass is not waiting on w and b: loading them with
     // x's slot (a slot at a time; two spilled) measured level (H100, 1048
     // rows of 32000, f16 / bf16 66.0 / 64.8 -> 66.3 / 66.1 % of copy,
-    // rmsnorm 78.8 -> 78.4), as did __restrict__ on w and b of every row
-    // kernel and an approximate division in the streamed moments' merge.
+    // rmsnorm 78.8 -> 78.4), as did __restrict__ on w and b of the stream,
+    // staged, cluster and whole-row kernels and an approximate division in
+    // the streamed moments' merge.
     template <bool W, bool B, typename T, bool VEC, typename I, int FULL, typename Src, typename C>
     static KP_DEVICE void write_as(const kp_row<T, VEC, I, FULL> &r, Src &src, C mean, C inv) {
         constexpr int N = kp_row<T, VEC, I, FULL>::N;
