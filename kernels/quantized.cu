@@ -11,7 +11,7 @@
 // Kernel families by name:
 //   dequantize_<fmt>_<f32|f16|bf16>   quantize_<fmt>_<f32|f16|bf16>
 //   qmatvec_act_<f32|f16|bf16>        qmatvec_<fmt>_b<1|2|4|8>
-//   qmatmul_<fmt>_<n16|n64|wide>       qmoe_<fmt>   qmoe_group   qmoe_mm_<fmt>_n<16|64>
+//   qmatmul_<fmt>_n<16|64>             qmoe_<fmt>   qmoe_group   qmoe_mm_<fmt>_n<16|64>
 #include "kp_elementwise.cuh"
 #include "kp_async.cuh"
 #include "kp_atomics.cuh"
@@ -1308,8 +1308,8 @@ KP_DEVICE void kp_qmoe_mm(const kp_qmoe_args &m, const uint8_t *w, const int8_t 
     }
     __syncthreads();
     const kp_qmm_pairs rows = {x_rows, dst_offsets, n};
-    kp_qmatmul_tile<F, NB, KP_QMM_ROWS(NB)>(m.mv, w + lo * m.expert_stride, act_qs, act_meta, dst,
-                                            rows, (kp_idx)blockIdx.x * KP_QMM_ROWS(NB));
+    kp_qmatmul_tile<F, NB>(m.mv, w + lo * m.expert_stride, act_qs, act_meta, dst, rows,
+                           (kp_idx)blockIdx.x * KP_QMM_ROWS(NB));
 }
 
 // Three blocks a multiprocessor for every format (KP_QMM_BOUNDS_64 of a
@@ -1333,12 +1333,5 @@ static_assert(KP_QMM_NB_SMALL == 16 && KP_QMM_NB_LARGE == 64, "the kernel names 
                                const kp_qmv_meta *act_meta, void *dst) {                         \
         kp_qmatmul<KP_QF_##ID, NB>(a, w, act_qs, act_meta, dst);                                 \
     }
-// The wide tile: KP_QMM_WIDE_ROWS weight rows x KP_QMM_NB_LARGE.
-#define KP_QMM_WIDE(ID, NAME)                                                                    \
-    KP_KERNEL void KP_QMM_BOUNDS_WIDE(KP_QF_##ID)                                                \
-        qmatmul_##NAME##_wide(kp_qmv_args a, const uint8_t *w, const int8_t *act_qs,            \
-                              const kp_qmv_meta *act_meta, void *dst) {                          \
-        kp_qmatmul<KP_QF_##ID, KP_QMM_NB_LARGE, KP_QMM_WIDE_ROWS>(a, w, act_qs, act_meta, dst);  \
-    }
-#define KP_QMM_ALL(ID, NAME) KP_QMM(ID, NAME, 16) KP_QMM(ID, NAME, 64) KP_QMM_WIDE(ID, NAME)
+#define KP_QMM_ALL(ID, NAME) KP_QMM(ID, NAME, 16) KP_QMM(ID, NAME, 64)
 KP_QFORMAT_SUFFIXES(KP_QMM_ALL)

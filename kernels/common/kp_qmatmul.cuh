@@ -29,11 +29,7 @@
 // registers, four blocks, the others to 168, three. Measured on an H100
 // (bf16, batch 512 and 2048): four blocks ran Q4_0 and Q8_0 1.04-1.27x
 // faster than three, but Q6_K, spilling 92 bytes, 0.83-0.95x (0.66x at
-// batch 64 on 14336 rows). The wide tile (twice the rows, twice the
-// accumulators) keeps two blocks for every format: held to three (168
-// registers) the lean formats spilled 16-108 bytes on sm_90. Two ran Q4_0
-// at 0.86-1.05x the speed of three, Q8_0 at 0.95-1.10x (H100, bf16,
-// batch 128-2048).
+// batch 64 on 14336 rows).
 #define KP_QMM_LEAN(f)                                                                     \
     ((f) == KP_QF_Q4_0 || (f) == KP_QF_Q5_0 || (f) == KP_QF_Q8_0 || (f) == KP_QF_Q8_1 || \
      (f) == KP_QF_IQ4_NL || (f) == KP_QF_IQ4_XS)
@@ -41,15 +37,12 @@
 #define KP_QMM_BOUNDS_16(f) __launch_bounds__(KP_QMM_BLOCK, 1)
 #if __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
 #define KP_QMM_BOUNDS_64(f) __launch_bounds__(KP_QMM_BLOCK, KP_QMM_LEAN(f) ? 4 : 3)
-#define KP_QMM_BOUNDS_WIDE(f) __launch_bounds__(KP_QMM_BLOCK, 2)
 #else
 #define KP_QMM_BOUNDS_64(f) __launch_bounds__(KP_QMM_BLOCK)
-#define KP_QMM_BOUNDS_WIDE(f) __launch_bounds__(KP_QMM_BLOCK)
 #endif
 #else
 #define KP_QMM_BOUNDS_16(f) __launch_bounds__(KP_QMM_BLOCK)
 #define KP_QMM_BOUNDS_64(f) __launch_bounds__(KP_QMM_BLOCK)
-#define KP_QMM_BOUNDS_WIDE(f) __launch_bounds__(KP_QMM_BLOCK)
 #endif
 
 // Which activation rows a tile's NB batch rows are, and where their results
@@ -379,24 +372,24 @@ template <int MR, int NB> using kp_qmm_acc = kp_qmm_waves<MR, NB>;
 #else
 template <int MR, int NB> using kp_qmm_acc = kp_qmm_warp<MR, NB>;
 #endif
-template <int F, int NB, int MR, typename B>
+template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0);
 
 // The large tile where there is no mma (dp4a path): its small tiles one
 // after the other. At 64 x 64 a thread's 32 results with four multiply-adds
 // a dp4a (gfx900) spilled kilobytes and took minutes to compile.
-template <int F, int NB, int MR, typename B>
+template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_by_small_tiles(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                          const kp_qmv_meta *act_meta, void *dst, const B &rows,
                                          kp_idx r0) {
     constexpr int SR = KP_QMM_ROWS(KP_QMM_NB_SMALL);
 #pragma unroll 1
-    for (int rs = 0; rs < MR / SR; rs++)
+    for (int rs = 0; rs < KP_QMM_ROWS(NB) / SR; rs++)
 #pragma unroll 1
         for (int bs = 0; bs < NB / KP_QMM_NB_SMALL; bs++) {
             const kp_qmm_sub<B> sub = {rows, bs * KP_QMM_NB_SMALL};
-            kp_qmatmul_tile<F, KP_QMM_NB_SMALL, SR>(a, w, act_qs, act_meta, dst, sub, r0 + (kp_idx)(rs * SR));
+            kp_qmatmul_tile<F, KP_QMM_NB_SMALL>(a, w, act_qs, act_meta, dst, sub, r0 + (kp_idx)(rs * SR));
             __syncthreads();  // the small tile's shared memory is read before the next one writes it
         }
 }
@@ -445,24 +438,23 @@ KP_DEVICE void kp_qmatmul_tile_steps(const kp_qmv_args &a, const uint8_t *w, con
 
 #endif
 
-template <int F, int NB, int MR, typename B>
+template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0) {
 #if KP_HAS_MMA_16
-    kp_qmatmul_tile_staged<F, NB, MR>(a, w, act_qs, act_meta, dst, rows, r0);
+    kp_qmatmul_tile_staged<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
 #else
-    if constexpr (NB != KP_QMM_NB_SMALL || MR != KP_QMM_ROWS(KP_QMM_NB_SMALL))
-        kp_qmatmul_by_small_tiles<F, NB, MR>(a, w, act_qs, act_meta, dst, rows, r0);
+    if constexpr (NB != KP_QMM_NB_SMALL)
+        kp_qmatmul_by_small_tiles<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
     else
         kp_qmatmul_tile_steps<F, NB>(a, w, act_qs, act_meta, dst, rows, r0);
 #endif
 }
 
-// A plain product of tiles of MR weight rows x NB batch rows: batch tile
-// blockIdx.y.
-template <int F, int NB, int MR = KP_QMM_ROWS(NB)>
+// A plain product: batch tile blockIdx.y.
+template <int F, int NB>
 KP_DEVICE void kp_qmatmul(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                           const kp_qmv_meta *act_meta, void *dst) {
     const kp_qmm_dense rows = {(kp_idx)blockIdx.y * NB, (kp_idx)a.batch, a.dst_batch_stride};
-    kp_qmatmul_tile<F, NB, MR>(a, w, act_qs, act_meta, dst, rows, (kp_idx)blockIdx.x * MR);
+    kp_qmatmul_tile<F, NB>(a, w, act_qs, act_meta, dst, rows, (kp_idx)blockIdx.x * KP_QMM_ROWS(NB));
 }

@@ -78,15 +78,14 @@ KP_DEVICE void kp_qmm_stage_unit(uint8_t *stage, const uint8_t *w, kp_idx stride
     }
 }
 
-// The warps' split of the tile: WM x WN warps of MT x 16 rows x NB / WN
-// batch rows (MT x NT fragments of 16 x 8).
+// The warps' split of the tile: WM x WN warps of 16 rows x NB / WN batch
+// rows (NT fragments of 16 x 8).
 template <int MR, int NB> struct kp_qmm_warp {
-    static constexpr int WM = MR / 16 < 4 ? MR / 16 : 4, MT = MR / 16 / WM, WN = KP_QMM_BLOCK / 32 / WM,
-                         NT = NB / WN / 8;
-    static_assert(WM * MT * 16 == MR && WM * WN * 32 == KP_QMM_BLOCK && NT * 8 * WN == NB,
+    static constexpr int WM = MR / 16 < 4 ? MR / 16 : 4, WN = KP_QMM_BLOCK / 32 / WM, NT = NB / WN / 8;
+    static_assert(WM * 16 == MR && WM * WN * 32 == KP_QMM_BLOCK && NT * 8 * WN == NB,
                   "the tile splits evenly over the warps");
-    float acc[MT][NT][4];
-    KP_DEVICE static int m0() { return (int)(threadIdx.x / 32) % WM * 16 * MT; }
+    float acc[NT][4];
+    KP_DEVICE static int m0() { return (int)(threadIdx.x / 32) % WM * 16; }
     KP_DEVICE static int n0() { return (int)(threadIdx.x / 32) / WM * (NB / WN); }
 };
 
@@ -141,29 +140,22 @@ KP_DEVICE void kp_qmm_products(const uint8_t *raw, int s0, const kp_qmm_act_stag
                                kp_qmm_warp<MR, NB> &c) {
     typedef kp_qmm_warp<MR, NB> W;
     typedef kp_qmm_units<D> U;
-    constexpr int MT = W::MT, NT = W::NT;
+    constexpr int NT = W::NT;
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, n0 = W::n0();
     const uint8_t *row0 = raw + (W::m0() + g) * U::pitch, *row1 = row0 + 8 * U::pitch;
 #pragma unroll  // one block of code: the copies' waits and the loads can fill its gaps
     for (int i = 0; i < KP_QMM_ITEMS; i++) {
         const int s = U::steps == 1 ? i : (S0 >= 0 ? S0 : s0) + i, at = s / D::items * D::bytes,
                   si = s % D::items;
-        uint32_t af[MT][4];  // words t and 4 + t of rows g and g + 8 of each fragment
-        kp_qmm_wterm ws[MT][2];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            const uint8_t *r0 = row0 + 16 * mt * U::pitch, *r1 = row1 + 16 * mt * U::pitch;
-            int q[4];
-            D::quad(r0 + at, si, t, q[0], q[2]);
-            D::quad(r1 + at, si, t, q[1], q[3]);
-#pragma unroll
-            for (int e = 0; e < 4; e++) af[mt][e] = kp_qmm_unbias<D>(q[e]);
-            kp_qitem w0, w1;
-            D::scales(r0 + at, si, w0);
-            D::scales(r1 + at, si, w1);
-            ws[mt][0] = kp_qmm_weights(w0);
-            ws[mt][1] = kp_qmm_weights(w1);
-        }
+        int q[4];  // words t and 4 + t of rows g and g + 8, as the A fragment takes them
+        D::quad(row0 + at, si, t, q[0], q[2]);
+        D::quad(row1 + at, si, t, q[1], q[3]);
+        const uint32_t af[4] = {kp_qmm_unbias<D>(q[0]), kp_qmm_unbias<D>(q[1]), kp_qmm_unbias<D>(q[2]),
+                                kp_qmm_unbias<D>(q[3])};
+        kp_qitem w0, w1;
+        D::scales(row0 + at, si, w0);
+        D::scales(row1 + at, si, w1);
+        const kp_qmm_wterm ws[2] = {kp_qmm_weights(w0), kp_qmm_weights(w1)};
         uint32_t bf[NT][2];
 #pragma unroll
         for (int nt = 0; nt < NT; nt += 2) {
@@ -186,23 +178,20 @@ KP_DEVICE void kp_qmm_products(const uint8_t *raw, int s0, const kp_qmm_act_stag
             const uint2 *meta = &x.x_meta[i][n0 + 8 * nt + 2 * t];
             const uint4 m2 = D::has_offset ? kp_lds_u32x4(meta)
                                            : make_uint4(kp_lds_u32(meta), 0u, kp_lds_u32(meta + 1), 0u);
+            int lo[4], hi[4] = {0, 0, 0, 0};
+            if (D::split) {
+                kp_mma_s8_k16(lo, af[0], af[1], bf[nt][0], KP_QMM_MAGIC);
+                kp_mma_s8_k16(hi, af[2], af[3], bf[nt][1], KP_QMM_MAGIC);
+            } else {
+                kp_mma_s8_k32(lo, af, bf[nt], KP_QMM_MAGIC);
+            }
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                int lo[4], hi[4] = {0, 0, 0, 0};
-                if (D::split) {
-                    kp_mma_s8_k16(lo, af[mt][0], af[mt][1], bf[nt][0], KP_QMM_MAGIC);
-                    kp_mma_s8_k16(hi, af[mt][2], af[mt][3], bf[nt][1], KP_QMM_MAGIC);
-                } else {
-                    kp_mma_s8_k32(lo, af[mt], bf[nt], KP_QMM_MAGIC);
-                }
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const uint32_t mx = e & 1 ? m2.z : m2.x, my = e & 1 ? m2.w : m2.y;
-                    const float xs_lo = D::has_offset ? kp_qmm_i2f((int)(int16_t)(my & 0xffffu)) : 0.0f;
-                    const float xs_hi = D::has_offset ? kp_qmm_i2f((int)(int16_t)(my >> 16)) : 0.0f;
-                    float &acc = c.acc[mt][nt][e];
-                    acc = kp_qmm_add_term<D>(acc, ws[mt][e >> 1], __uint_as_float(mx), xs_lo, xs_hi, lo[e], hi[e]);
-                }
+            for (int e = 0; e < 4; e++) {
+                const uint32_t mx = e & 1 ? m2.z : m2.x, my = e & 1 ? m2.w : m2.y;
+                const float xs_lo = D::has_offset ? kp_qmm_i2f((int)(int16_t)(my & 0xffffu)) : 0.0f;
+                const float xs_hi = D::has_offset ? kp_qmm_i2f((int)(int16_t)(my >> 16)) : 0.0f;
+                c.acc[nt][e] = kp_qmm_add_term<D>(c.acc[nt][e], ws[e >> 1], __uint_as_float(mx), xs_lo, xs_hi,
+                                                  lo[e], hi[e]);
             }
         }
     }
@@ -214,17 +203,15 @@ KP_DEVICE void kp_qmm_write(const kp_qmm_warp<MR, NB> &c, const kp_qmv_args &a, 
     typedef kp_qmm_warp<MR, NB> W;
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, m0 = W::m0(), n0 = W::n0();
 #pragma unroll
-    for (int mt = 0; mt < W::MT; mt++)
+    for (int nt = 0; nt < W::NT; nt++)
 #pragma unroll
-        for (int nt = 0; nt < W::NT; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const kp_idx r = r0 + (kp_idx)(m0 + 16 * mt + g + 8 * (e >> 1));
-                const int n = n0 + 8 * nt + 2 * t + (e & 1);
-                if (r < (kp_idx)a.rows && rows.has(n))
-                    kp_qmv_store(dst, a.dst_dtype, (kp_idx)rows.dst_at(n) + r * (kp_idx)a.dst_row_stride,
-                                 c.acc[mt][nt][e]);
-            }
+        for (int e = 0; e < 4; e++) {
+            const kp_idx r = r0 + (kp_idx)(m0 + g + 8 * (e >> 1));
+            const int n = n0 + 8 * nt + 2 * t + (e & 1);
+            if (r < (kp_idx)a.rows && rows.has(n))
+                kp_qmv_store(dst, a.dst_dtype, (kp_idx)rows.dst_at(n) + r * (kp_idx)a.dst_row_stride,
+                             c.acc[nt][e]);
+        }
 }
 
 // Whether the steps of a two-step unit (the 256-element formats) are
@@ -240,13 +227,14 @@ template <int F> struct kp_qmm_fixed_steps {
 };
 
 // The tile of weight rows r0 .. x the batch rows `rows`.
-template <int F, int NB, int MR, typename B>
+template <int F, int NB, typename B>
 KP_DEVICE void kp_qmatmul_tile_staged(const kp_qmv_args &a, const uint8_t *w, const int8_t *act_qs,
                                       const kp_qmv_meta *act_meta, void *dst, const B &rows, kp_idx r0) {
     typedef kp_qdecode<F> D;
     typedef kp_qmm_units<D> U;
+    constexpr int MR = KP_QMM_ROWS(NB);
     static_assert(sizeof(kp_qmm_act_stage<NB>) == KP_QMM_ACT_STAGE_BYTES(NB), "the host's stage size");
-    extern __shared__ __align__(16) uint8_t kp_qmm_shared[];  // KP_QMM_TILE_SHARED_BYTES
+    extern __shared__ __align__(16) uint8_t kp_qmm_shared[];  // KP_QMM_SHARED_BYTES
     kp_qmm_act_stage<NB> *act = (kp_qmm_act_stage<NB> *)kp_qmm_shared;
     uint8_t *raw = kp_qmm_shared + 2 * sizeof(kp_qmm_act_stage<NB>);
     const kp_idx items_per_row = (kp_idx)a.cols / 32, meta_stride = KP_QMV_META_STRIDE(items_per_row);

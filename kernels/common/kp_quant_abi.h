@@ -53,16 +53,11 @@
 #define KP_QMM_NB_SMALL 16
 #define KP_QMM_NB_LARGE 64
 #define KP_QMM_ROWS(nb) ((nb) >= KP_QMM_NB_LARGE ? 64 : 32)
-/* The wide tile (qmatmul_<format>_wide, tensor-core targets' choice for
- * the largest products): KP_QMM_WIDE_ROWS weight rows x KP_QMM_NB_LARGE
- * activation rows, so each staged activation serves twice the rows. */
-#define KP_QMM_WIDE_ROWS 128
 /* A tile walks the columns KP_QMM_ITEMS 32-element items a step. */
 #define KP_QMM_ITEMS 4
 /* On targets with int8 tensor cores (NVIDIA sm_80+) the mat-mat kernels
  * declare no static shared memory: they take KP_QMM_SHARED_BYTES(elems,
- * bytes, nb) dynamically (the format's block elements and bytes; the wide
- * tile KP_QMM_TILE_SHARED_BYTES(elems, bytes, KP_QMM_WIDE_ROWS, nb)). There,
+ * bytes, nb) dynamically (the format's block elements and bytes). There,
  * each of two stages holds a step's activations (KP_QMM_ITEMS x NB x (32
  * bytes + 8 of metadata)) and, for each of the tile's rows, a "unit" of
  * raw weight blocks: the step's blocks, or the whole super-block of the
@@ -76,9 +71,8 @@
 #define KP_QMM_WINDOW(u) (((u) + 16 - KP_QMM_ALIGN16(u) + 15) / 16 * 16)
 #define KP_QMM_PITCH(u) (KP_QMM_WINDOW(u) + (KP_QMM_WINDOW(u) / 4 % 8 == 4 ? 0 : 16))
 #define KP_QMM_ACT_STAGE_BYTES(nb) (KP_QMM_ITEMS * (nb) * 40)
-#define KP_QMM_TILE_SHARED_BYTES(elems, bytes, mr, nb) \
-    (2 * (KP_QMM_ACT_STAGE_BYTES(nb) + (mr) * KP_QMM_PITCH(KP_QMM_UNIT_BYTES(elems, bytes))))
-#define KP_QMM_SHARED_BYTES(elems, bytes, nb) KP_QMM_TILE_SHARED_BYTES(elems, bytes, KP_QMM_ROWS(nb), nb)
+#define KP_QMM_SHARED_BYTES(elems, bytes, nb) \
+    (2 * (KP_QMM_ACT_STAGE_BYTES(nb) + KP_QMM_ROWS(nb) * KP_QMM_PITCH(KP_QMM_UNIT_BYTES(elems, bytes))))
 
 /* dequantize (ids_kind 0) and get_rows (1: u32 ids, 2: i64 ids): dst row r
  * = source row r, or ids[r]. Strides are in bytes for the source and in

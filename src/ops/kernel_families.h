@@ -159,7 +159,6 @@ enum kp_family_id {
     KP_KF_QMATVEC_ACT,   /* suffixed by the activation dtype */
     KP_KF_QMATMUL_SMALL, /* tiles of KP_QMM_NB_SMALL batch rows */
     KP_KF_QMATMUL_LARGE, /* of KP_QMM_NB_LARGE */
-    KP_KF_QMATMUL_WIDE,  /* of KP_QMM_WIDE_ROWS x KP_QMM_NB_LARGE */
     KP_KF_QMOE,
     KP_KF_QMOE_GROUP,
     KP_KF_QMOE_MM_SMALL,

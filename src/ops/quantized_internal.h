@@ -54,15 +54,14 @@ kp_status kp_qmv_quantize_act(kp_stream *stream, const kp_tensor *x, int64_t row
  * aligned, else 2 (kp_qmv_args::vector). */
 int kp_qmv_staging_vector(const void *w, size_t row_stride, int64_t rows);
 /* The dynamic shared memory of the loaded mat-mat kernel of `family`
- * (plain or mixture-of-experts) for format f and tiles of mr weight rows x
- * nb batch rows: the tensor-core form's stages are dynamic
- * (KP_QMM_TILE_SHARED_BYTES), the other forms' static (0); which one is
- * loaded, the kernel's static shared memory tells: too little for any
- * tile's stages means dynamic ones. */
+ * (plain or mixture-of-experts) for format f and batch tile nb: the
+ * tensor-core form's stages are dynamic (KP_QMM_SHARED_BYTES), the other
+ * forms' static (0); which one is loaded, the kernel's static shared
+ * memory tells: too little for any tile's stages means dynamic ones. */
 kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
-                              int mr, int nb, unsigned *bytes);
-/* The mat-mat's tiles along the weight rows for tiles of mr weight rows
- * (KP_QMM_ROWS(nb) or KP_QMM_WIDE_ROWS). */
-uint64_t kp_qmm_row_tiles(int64_t rows, int mr);
+                              int nb, unsigned *bytes);
+/* The mat-mat's tiles along the weight rows for the tile of nb batch rows
+ * (KP_QMM_NB_SMALL or KP_QMM_NB_LARGE, KP_QMM_ROWS(nb) weight rows). */
+uint64_t kp_qmm_row_tiles(int64_t rows, int nb);
 
 #endif

@@ -113,13 +113,13 @@ static kp_status moe_grouped(kp_stream *stream, struct kp_qmoe_args *m, const st
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
     m->tile_batch = nb;
     enum kp_family_id fam = small ? KP_KF_QMOE_MM_SMALL : KP_KF_QMOE_MM_LARGE;
-    uint64_t row_tiles = kp_qmm_row_tiles(m->mv.rows, KP_QMM_ROWS(nb));
+    uint64_t row_tiles = kp_qmm_row_tiles(m->mv.rows, nb);
     struct kp_launch_dims one = {{1, 1, 1}, {KP_QMOE_GROUP_BLOCK, 1, 1}, 0, 0};
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)moe_tiles(m->pairs, m->experts, nb), 1},
                                   {KP_QMM_BLOCK, 1, 1}, 0, 0};
     void *gargs[] = {m, &ids, &group, &y, &word};
     void *args[] = {m, &wp, &qs, &meta, &group, &y};
-    kp_status st = kp_qmm_shared_bytes(stream->device, fam, f, KP_QMM_ROWS(nb), nb, &dims.shared_bytes);
+    kp_status st = kp_qmm_shared_bytes(stream->device, fam, f, nb, &dims.shared_bytes);
     if (st == KP_OK)
         st = kp_launch_family(stream, KP_KF_QMOE_GROUP, KP_DTYPE_U8, &one, gargs);
     if (st == KP_OK)

@@ -178,9 +178,9 @@ static kp_status qmm_staged(kp_device *dev, enum kp_family_id family, const stru
     return st;
 }
 
-uint64_t kp_qmm_row_tiles(int64_t rows, int mr)
+uint64_t kp_qmm_row_tiles(int64_t rows, int nb)
 {
-    return ((uint64_t)rows + (uint64_t)mr - 1) / (uint64_t)mr;
+    return ((uint64_t)rows + KP_QMM_ROWS(nb) - 1) / KP_QMM_ROWS(nb);
 }
 
 /* The mat-mat's tiles along the batch rows for the tile of nb batch rows. */
@@ -212,8 +212,7 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
         return KP_OK;
     bool staged = false;
     kp_status st = qmm_staged(stream->device, KP_KF_QMATMUL_SMALL, f, &staged);
-    uint64_t blocks =
-        kp_qmm_row_tiles(rows, KP_QMM_ROWS(KP_QMM_NB_SMALL)) * qmm_batch_tiles(batch, KP_QMM_NB_SMALL);
+    uint64_t blocks = kp_qmm_row_tiles(rows, KP_QMM_NB_SMALL) * qmm_batch_tiles(batch, KP_QMM_NB_SMALL);
     *matvec = !staged || blocks < 2 * (uint64_t)stream->device->info.multiprocessors;
     return st;
 }
@@ -230,54 +229,33 @@ static kp_status runs_matvec(kp_stream *stream, const struct qformat_row *f, int
  * large tiles) the large one ran batch 24 and 32 1.05-1.40x faster for six
  * of nine formats (0.84-0.98x for Q2_K, Q4_K and Q5_K) and batch 64 and up
  * faster for all. Other targets' tiles (dp4a, or MFMA on AMD's matrix
- * cores) follow the same rule, unmeasured. On tensor-core targets the
- * wide tile (128 x 64: each staged activation serves twice the weight rows,
- * halving the activations' traffic from L2) replaces the large one wherever
- * its tiles give every multiprocessor one and a half or more. H100, bf16,
- * large -> wide: batch 512 and 2048 on 4096 and 14336 rows, and batch 128
- * on 14336 rows (224 tiles), Q4_K 1.11-1.32x, Q4_0 0.96-1.13x, Q8_0
- * 0.93-1.07x, Q6_K 0.96-1.12x; with fewer tiles (batch 128 on 4096 rows: 64,
- * batch 64 on 14336 rows: 112) it ran at 0.60-1.02x. The other formats were
- * not measured; they follow the same rule. Elsewhere the wide kernels run
- * small tiles, as the large ones do, and are never chosen. The tensor-core
- * kernels take their stages as dynamic shared memory (kp_qmm_shared_bytes). */
+ * cores) follow the same rule, unmeasured. The tensor-core kernels take
+ * their stages as dynamic shared memory (kp_qmm_shared_bytes). */
 static kp_status launch_matmul(kp_stream *stream, const struct kp_qmv_args *a,
                                const struct qformat_row *f, void **args)
 {
-    const uint64_t sms = (uint64_t)stream->device->info.multiprocessors;
-    const uint64_t large_tiles = kp_qmm_row_tiles(a->rows, KP_QMM_ROWS(KP_QMM_NB_LARGE)) *
-                                 qmm_batch_tiles(a->batch, KP_QMM_NB_LARGE);
-    bool small = a->batch <= KP_QMM_NB_SMALL || 4 * large_tiles < 3 * sms;
-    bool wide = false;
-    kp_status st = KP_OK;
-    if (!small) {
-        const uint64_t wide_tiles =
-            kp_qmm_row_tiles(a->rows, KP_QMM_WIDE_ROWS) * qmm_batch_tiles(a->batch, KP_QMM_NB_LARGE);
-        st = qmm_staged(stream->device, KP_KF_QMATMUL_WIDE, f, &wide);
-        wide = wide && 2 * wide_tiles >= 3 * sms &&
-               KP_QMM_TILE_SHARED_BYTES((uint64_t)f->elems, (uint64_t)f->bytes, KP_QMM_WIDE_ROWS,
-                                        KP_QMM_NB_LARGE) <= stream->device->limits.max_shared_bytes;
-    }
+    uint64_t large_tiles =
+        kp_qmm_row_tiles(a->rows, KP_QMM_NB_LARGE) * qmm_batch_tiles(a->batch, KP_QMM_NB_LARGE);
+    bool small = a->batch <= KP_QMM_NB_SMALL ||
+                 4 * large_tiles < 3 * (uint64_t)stream->device->info.multiprocessors;
     int nb = small ? KP_QMM_NB_SMALL : KP_QMM_NB_LARGE;
-    int mr = wide ? KP_QMM_WIDE_ROWS : KP_QMM_ROWS(nb);
-    uint64_t row_tiles = kp_qmm_row_tiles(a->rows, mr);  /* bounded by quantized_product */
+    uint64_t row_tiles = kp_qmm_row_tiles(a->rows, nb);  /* bounded by quantized_product */
     uint64_t batch_tiles = qmm_batch_tiles(a->batch, nb);
-    enum kp_family_id fam = wide ? KP_KF_QMATMUL_WIDE : small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE;
+    enum kp_family_id fam = small ? KP_KF_QMATMUL_SMALL : KP_KF_QMATMUL_LARGE;
     struct kp_launch_dims dims = {{(unsigned)row_tiles, (unsigned)batch_tiles, 1},
                                   {KP_QMM_BLOCK, 1, 1}, 0, 0};
-    if (st == KP_OK)
-        st = kp_qmm_shared_bytes(stream->device, fam, f, mr, nb, &dims.shared_bytes);
+    kp_status st = kp_qmm_shared_bytes(stream->device, fam, f, nb, &dims.shared_bytes);
     if (st == KP_OK)
         st = kp_launch_family_qf(stream, fam, (int)f->format, &dims, args);
     return st;
 }
 
 kp_status kp_qmm_shared_bytes(kp_device *dev, enum kp_family_id family, const struct qformat_row *f,
-                              int mr, int nb, unsigned *bytes)
+                              int nb, unsigned *bytes)
 {
     bool staged = false;
     kp_status st = qmm_staged(dev, family, f, &staged);
-    *bytes = staged ? KP_QMM_TILE_SHARED_BYTES(f->elems, f->bytes, mr, nb) : 0;
+    *bytes = staged ? KP_QMM_SHARED_BYTES(f->elems, f->bytes, nb) : 0;
     return st;
 }
 

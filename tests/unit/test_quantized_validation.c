@@ -73,12 +73,9 @@ START_TEST(test_matmul_paths)
     fake.function_static_shared = 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_SMALL);
     expect_matmul(300, 12, "qmatvec_q4_0_b4", 3, 75, 1);
     fake.function_static_shared = 0;
-    /* larger: 128 x 64 where those tiles give each multiprocessor one and
-     * a half (6 for 4), else 64 x 64 where those fill three quarters of the
+    /* larger: 64 x 64 where those tiles fill three quarters of the
      * multiprocessors (3 of 4), else the small tile */
-    expect_matmul(300, 200, "qmatmul_q4_0_wide", 2, 3, 4);
-    expect_matmul(300, 128, "qmatmul_q4_0_wide", 2, 3, 2);
-    expect_matmul(250, 100, "qmatmul_q4_0_n64", 2, 4, 2);  /* 2 x 2 wide tiles: too few */
+    expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
     expect_matmul(300, 20, "qmatmul_q4_0_n64", 2, 5, 1);
     expect_matmul(192, 20, "qmatmul_q4_0_n64", 2, 3, 1);
     expect_matmul(128, 20, "qmatmul_q4_0_n16", 2, 4, 2);  /* 2 large tiles: too few */
@@ -205,19 +202,15 @@ END_TEST
 
 /* The mat-mat's dynamic shared memory follows the loaded kernel: the
  * tensor-core form, with too little static shared memory for its stages,
- * gets KP_QMM_TILE_SHARED_BYTES for its format and tile; the dp4a form, whose
+ * gets KP_QMM_SHARED_BYTES for its format and tile; the dp4a form, whose
  * stages are static, none. So does the mixture-of-experts tile's. */
 START_TEST(test_matmul_shared_memory)
 {
     const unsigned q4_0_large = KP_QMM_SHARED_BYTES(32, 18, KP_QMM_NB_LARGE);
     const unsigned q4_0_small = KP_QMM_SHARED_BYTES(32, 18, KP_QMM_NB_SMALL);
-    const unsigned q4_0_wide = KP_QMM_TILE_SHARED_BYTES(32, 18, KP_QMM_WIDE_ROWS, KP_QMM_NB_LARGE);
     ck_assert_uint_eq(q4_0_large, 2 * (KP_QMM_ITEMS * 64 * 40 + 64 * 80));  /* 80-byte rows of 72-byte units */
-    ck_assert_uint_eq(q4_0_wide, 2 * (KP_QMM_ITEMS * 64 * 40 + 128 * 80));
     fake.function_static_shared = 0;
-    expect_matmul(300, 200, "qmatmul_q4_0_wide", 2, 3, 4);
-    ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_wide);
-    expect_matmul(250, 100, "qmatmul_q4_0_n64", 2, 4, 2);
+    expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
     ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_large);
     expect_matmul(100, 20, "qmatmul_q4_0_n16", 2, 4, 2);
     ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_small);
@@ -225,8 +218,7 @@ START_TEST(test_matmul_shared_memory)
     ck_assert_int_eq(moe(300, 2, 4, ws), KP_OK);
     ck_assert_str_eq(fake.last_kernel, "qmoe_mm_q4_0_n64");
     ck_assert_uint_eq(fake.last_dims.shared_bytes, q4_0_large);
-    /* the least a dp4a kernel has: its large tile runs small tiles' stages;
-     * the wide one is never chosen there */
+    /* the least a dp4a kernel has: its large tile runs small tiles' stages */
     fake.function_static_shared = 2 * KP_QMM_ACT_STAGE_BYTES(KP_QMM_NB_SMALL);
     expect_matmul(300, 200, "qmatmul_q4_0_n64", 2, 5, 4);
     ck_assert_uint_eq(fake.last_dims.shared_bytes, 0);
