@@ -136,7 +136,25 @@ KP_DEVICE uint32_t kp_qspread4(uint32_t x) {
 
 // The table entries of the eight nibbles of v (bytes b0..b3): *lo gets those
 // of the low nibbles of b0..b3, *hi those of the high nibbles, as signed
-// bytes. __byte_perm reads the low three bits of each selector nibble.
+// bytes.
+#if KP_HIP
+// HIP's __byte_perm picks each byte out of a local array, which the
+// compiler placed in scratch memory (16 bytes in every IQ4 kernel) or LDS.
+// v_perm_b32 takes a selector byte (0-3: bytes of its second operand, 4-7:
+// of its first) a result byte.
+// The entries of four indices, one a byte (0-15).
+KP_DEVICE uint32_t kp_qiq4_lookup4(uint32_t idx) {
+    const uint32_t sel = idx & 0x07070707u;
+    const uint32_t low = __builtin_amdgcn_perm(KP_IQ4_T1, KP_IQ4_T0, sel);   // entries 0-7
+    const uint32_t high = __builtin_amdgcn_perm(KP_IQ4_T3, KP_IQ4_T2, sel);  // entries 8-15
+    return __builtin_amdgcn_perm(high, low, 0x03020100u | ((idx & 0x08080808u) >> 1));
+}
+KP_DEVICE void kp_qiq4_lookup(uint32_t v, int *lo, int *hi) {
+    *lo = (int)kp_qiq4_lookup4(v & 0x0f0f0f0fu);
+    *hi = (int)kp_qiq4_lookup4((v >> 4) & 0x0f0f0f0fu);
+}
+#else
+// __byte_perm reads the low three bits of each selector nibble.
 KP_DEVICE void kp_qiq4_lookup(uint32_t v, int *lo, int *hi) {
     const uint32_t pick_high = 0x32103210u | ((v & 0x88888888u) >> 1);
     uint32_t t[2];
@@ -150,6 +168,7 @@ KP_DEVICE void kp_qiq4_lookup(uint32_t v, int *lo, int *hi) {
     *lo = (int)__byte_perm(t[0], t[1], 0x6420);
     *hi = (int)__byte_perm(t[0], t[1], 0x7531);
 }
+#endif
 
 // Signed 8-bit dot product of four byte lanes, accumulated into c.
 KP_DEVICE int kp_dp4a(int a, int b, int c) {
